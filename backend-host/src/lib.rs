@@ -1,0 +1,181 @@
+//! xbarrier's CPU backend.
+//!
+//! Kernels are the same C++ sources as for the GPUs, compiled by the host C++ compiler into
+//! a shared object (the build helper does it). A launch runs the grid's blocks on CPU
+//! threads: every kernel thread is a fiber, each block runs on a few OS threads so that
+//! its threads race on the barrier protocol's atomics for real, and every running block has
+//! its own static and dynamic shared memory (a block slot is a separate copy of the object).
+//!
+//! Supported: Linux on x86-64 and AArch64 (the argument passing in `args.rs` follows their
+//! C calling conventions).
+
+mod abi;
+mod args;
+mod launch;
+mod module;
+mod scheduler;
+mod settings;
+
+use std::alloc::Layout;
+use std::ptr::NonNull;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use xbarrier_api::{Backend, BackendKind, DeviceInfo, Error, KernelArg, LaunchConfig, Result};
+
+pub use settings::Settings;
+
+#[cfg(not(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64"))))]
+compile_error!("xbarrier's host backend supports Linux on x86-64 and AArch64");
+
+/// The CPU backend.
+pub struct Host;
+
+/// The one host device.
+pub struct HostDevice {
+    info: DeviceInfo,
+    settings: Settings,
+}
+
+/// A host allocation (256-byte aligned, zero-filled).
+pub struct HostMemory {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+// SAFETY: plain heap memory; access is serialized by launches being synchronous.
+unsafe impl Send for HostMemory {}
+// SAFETY: as above.
+unsafe impl Sync for HostMemory {}
+
+impl Drop for HostMemory {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `alloc` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// A loaded module (shared with its functions).
+pub struct HostModule(Arc<module::HostModule>);
+
+/// A kernel of a loaded module.
+#[derive(Clone)]
+pub struct HostFunction {
+    module: Arc<module::HostModule>,
+    name: String,
+}
+
+/// Launches on the host run to completion when enqueued, so a stream holds no state.
+pub struct HostStream;
+
+/// A point in time.
+pub struct HostEvent(Instant);
+
+impl Backend for Host {
+    const KIND: BackendKind = BackendKind::Host;
+    type Device = HostDevice;
+    type Memory = HostMemory;
+    type Module = HostModule;
+    type Function = HostFunction;
+    type Stream = HostStream;
+    type Event = HostEvent;
+
+    fn device_count() -> Result<usize> {
+        Ok(1)
+    }
+
+    fn open(ordinal: usize) -> Result<HostDevice> {
+        if ordinal != 0 {
+            return Err(Error::NoDevice { backend: BackendKind::Host, ordinal, found: 1, hint: "the host backend has one device, 0".into() });
+        }
+        let settings = Settings::from_env();
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as u32;
+        Ok(HostDevice {
+            info: DeviceInfo {
+                backend: BackendKind::Host,
+                ordinal,
+                name: format!("host CPU ({cores} threads)"),
+                arch: format!("host-{}", std::env::consts::ARCH),
+                wave_size: 1,
+                multiprocessors: cores,
+                max_cooperative_blocks: settings.max_resident_blocks as u32,
+                max_threads_per_block: 1024,
+                max_dynamic_shared_bytes: 1 << 20,
+            },
+            settings,
+        })
+    }
+
+    fn info(device: &HostDevice) -> DeviceInfo {
+        device.info.clone()
+    }
+
+    fn alloc(_device: &HostDevice, bytes: usize) -> Result<HostMemory> {
+        let layout = Layout::from_size_align(bytes.max(1), 256)
+            .map_err(|e| Error::InvalidArgument { call: "alloc", reason: format!("{bytes} bytes: {e}") })?;
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(ptr).ok_or(Error::OutOfMemory { backend: BackendKind::Host, requested: bytes })?;
+        Ok(HostMemory { ptr, layout })
+    }
+
+    fn address(memory: &HostMemory) -> u64 {
+        memory.ptr.as_ptr() as u64
+    }
+
+    fn write(_device: &HostDevice, memory: &mut HostMemory, offset: usize, src: &[u8]) -> Result<()> {
+        check_bounds(memory, offset, src.len())?;
+        // SAFETY: bounds checked above; `src` cannot overlap memory we own exclusively here.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), memory.ptr.as_ptr().add(offset), src.len()) };
+        Ok(())
+    }
+
+    fn read(_device: &HostDevice, memory: &HostMemory, offset: usize, dst: &mut [u8]) -> Result<()> {
+        check_bounds(memory, offset, dst.len())?;
+        // SAFETY: bounds checked above; no launch runs while the host reads (launches are synchronous).
+        unsafe { std::ptr::copy_nonoverlapping(memory.ptr.as_ptr().add(offset), dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+
+    fn load_module(device: &HostDevice, name: &str, image: &'static [u8]) -> Result<HostModule> {
+        Ok(HostModule(Arc::new(module::HostModule::new(name, image, device.settings.max_resident_blocks)?)))
+    }
+
+    fn function(_device: &HostDevice, module: &HostModule, name: &str) -> Result<HostFunction> {
+        module.0.check_kernel(name)?;
+        Ok(HostFunction { module: module.0.clone(), name: name.to_owned() })
+    }
+
+    fn create_stream(_device: &HostDevice) -> Result<HostStream> {
+        Ok(HostStream)
+    }
+
+    unsafe fn launch(
+        device: &HostDevice,
+        _stream: &HostStream,
+        function: &HostFunction,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+    ) -> Result<()> {
+        launch::launch(&function.module, &function.name, config, args, &device.settings)
+    }
+
+    fn synchronize(_device: &HostDevice, _stream: &HostStream) -> Result<()> {
+        Ok(())
+    }
+
+    fn record(_device: &HostDevice, _stream: &HostStream) -> Result<HostEvent> {
+        Ok(HostEvent(Instant::now()))
+    }
+
+    fn elapsed(start: &HostEvent, end: &HostEvent) -> Result<Duration> {
+        Ok(end.0.saturating_duration_since(start.0))
+    }
+}
+
+fn check_bounds(memory: &HostMemory, offset: usize, len: usize) -> Result<()> {
+    match offset.checked_add(len) {
+        Some(end) if end <= memory.layout.size() => Ok(()),
+        _ => Err(Error::InvalidArgument { call: "copy", reason: format!("bytes {offset}..+{len} of a {}-byte allocation", memory.layout.size()) }),
+    }
+}

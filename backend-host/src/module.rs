@@ -1,0 +1,178 @@
+//! Kernel objects on the host: a module's image is a shared object, loaded once per *block
+//! slot*. Each copy has its own static `__shared__` variables, so a copy serves one running
+//! block at a time; the pool grows up to the resident-block limit.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+use libloading::os::unix::{Library, Symbol, RTLD_LOCAL, RTLD_NOW};
+use xbarrier_api::{Error, Result};
+
+use crate::abi::{self, AbiFn, BlockInitFn, InvokeFn, SetCurrentFn};
+
+/// One loaded copy of a module.
+pub struct Slot {
+    _library: Library,
+    pub set_current: SetCurrentFn,
+    pub block_init: BlockInitFn,
+    pub invoke: InvokeFn,
+    kernels: Mutex<HashMap<String, usize>>,
+}
+
+// SAFETY: the function pointers are immutable after loading and the
+// library's code may run on any thread; the symbol cache is behind a mutex.
+unsafe impl Send for Slot {}
+// SAFETY: as above.
+unsafe impl Sync for Slot {}
+
+fn runtime_error(what: String) -> Error {
+    Error::Io { context: what, source: std::io::Error::other("host kernel object") }
+}
+
+impl Slot {
+    fn load(module: &str, image: &[u8]) -> Result<Slot> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!("xbarrier-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .map_err(|source| Error::Io { context: format!("creating {}", dir.display()), source })?;
+        let path: PathBuf = dir.join(format!("{module}-{}.so", NEXT.fetch_add(1, Ordering::Relaxed)));
+        std::fs::write(&path, image)
+            .map_err(|source| Error::Io { context: format!("staging host kernels of `{module}` at {}", path.display()), source })?;
+        // SAFETY: the image is a shared object the build helper compiled from xbarrier kernels;
+        // its initializers are the C++ runtime's and the kernels' static constructors.
+        let library = unsafe { Library::open(Some(&path), RTLD_NOW | RTLD_LOCAL) };
+        // The mapping stays valid after the file is gone; nothing is left in the temp dir.
+        let _ = std::fs::remove_file(&path);
+        let library = library.map_err(|e| runtime_error(format!("loading host kernels of `{module}`: {e}")))?;
+
+        fn symbol<T: Copy>(library: &Library, module: &str, name: &[u8]) -> Result<T> {
+            // SAFETY: the symbol names below are the runtime's exports with the matching
+            // prototypes from host_abi.h (checked against its version first).
+            let s: std::result::Result<Symbol<T>, _> = unsafe { library.get(name) };
+            s.map(|s| *s).map_err(|e| {
+                runtime_error(format!(
+                    "`{module}` is not an xbarrier host kernel object (missing {}): {e}",
+                    String::from_utf8_lossy(name)
+                ))
+            })
+        }
+        let abi_fn: AbiFn = symbol(&library, module, b"xb_host_abi\0")?;
+        let mut sizes = [0u64; 4];
+        // SAFETY: xb_host_abi writes exactly four u64s.
+        let version = unsafe { abi_fn(sizes.as_mut_ptr()) };
+        if version != abi::HOST_ABI_VERSION || sizes != abi::expected_sizes() {
+            return Err(runtime_error(format!(
+                "`{module}` was built against host ABI {version} with struct sizes {sizes:?}; this runtime has ABI {} with {:?}: rebuild the kernels",
+                abi::HOST_ABI_VERSION,
+                abi::expected_sizes()
+            )));
+        }
+        Ok(Slot {
+            set_current: symbol(&library, module, b"xb_host_set_current\0")?,
+            block_init: symbol(&library, module, b"xb_host_block_init\0")?,
+            invoke: symbol(&library, module, b"xb_host_invoke\0")?,
+            kernels: Mutex::new(HashMap::new()),
+            _library: library,
+        })
+    }
+
+    /// The address of kernel `name` in this copy.
+    pub fn kernel(&self, module: &str, name: &str) -> Result<*const c_void> {
+        let mut cache = self.kernels.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&addr) = cache.get(name) {
+            return Ok(addr as *const c_void);
+        }
+        let not_found = || Error::KernelNotFound { module: module.to_owned(), kernel: name.to_owned() };
+        let cname = std::ffi::CString::new(name).map_err(|_| not_found())?;
+        // SAFETY: looking up a symbol; it is only called through xb_host_invoke with the
+        // argument layout the launch contract makes the caller responsible for.
+        let addr: std::result::Result<Symbol<*const c_void>, _> = unsafe { self._library.get(cname.as_bytes_with_nul()) };
+        let addr = addr.map_err(|_| not_found())?.into_raw() as usize;
+        cache.insert(name.to_owned(), addr);
+        Ok(addr as *const c_void)
+    }
+}
+
+struct Pool {
+    free: Vec<Arc<Slot>>,
+    loaded: usize,
+}
+
+/// A module: its image and its pool of loaded copies.
+pub struct HostModule {
+    pub name: String,
+    image: &'static [u8],
+    max_slots: usize,
+    pool: Mutex<Pool>,
+    returned: Condvar,
+}
+
+impl HostModule {
+    /// Loads the first copy (so that a bad image fails at load time, not at launch).
+    pub fn new(name: &str, image: &'static [u8], max_slots: usize) -> Result<HostModule> {
+        let first = Arc::new(Slot::load(name, image)?);
+        Ok(HostModule {
+            name: name.to_owned(),
+            image,
+            max_slots,
+            pool: Mutex::new(Pool { free: vec![first], loaded: 1 }),
+            returned: Condvar::new(),
+        })
+    }
+
+    /// Takes `count` copies at once (loading more as needed), waiting while other launches
+    /// hold them. Taking them together keeps two cooperative launches from each holding half.
+    pub fn acquire(&self, count: usize) -> Result<Vec<Arc<Slot>>> {
+        if count > self.max_slots {
+            return Err(Error::InvalidArgument {
+                call: "launch",
+                reason: format!("{count} resident blocks requested, the host backend keeps at most {} (XBAR_HOST_MAX_RESIDENT_BLOCKS)", self.max_slots),
+            });
+        }
+        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let loadable = self.max_slots - pool.loaded;
+            if pool.free.len() + loadable >= count {
+                let take = count.min(pool.free.len());
+                let keep = pool.free.len() - take;
+                let mut slots: Vec<Arc<Slot>> = pool.free.split_off(keep);
+                let missing = count - take;
+                pool.loaded += missing;
+                drop(pool);
+                for _ in 0..missing {
+                    match Slot::load(&self.name, self.image) {
+                        Ok(slot) => slots.push(Arc::new(slot)),
+                        Err(e) => {
+                            let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+                            pool.loaded -= missing;
+                            drop(pool);
+                            self.release(slots);
+                            return Err(e);
+                        }
+                    }
+                }
+                return Ok(slots);
+            }
+            pool = self.returned.wait(pool).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Gives copies back to the pool.
+    pub fn release(&self, slots: Vec<Arc<Slot>>) {
+        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        pool.free.extend(slots);
+        drop(pool);
+        self.returned.notify_all();
+    }
+
+    /// Checks that kernel `name` exists (in the first copy).
+    pub fn check_kernel(&self, name: &str) -> Result<()> {
+        let slots = self.acquire(1)?;
+        let found = slots[0].kernel(&self.name, name).map(|_| ());
+        self.release(slots);
+        found
+    }
+}

@@ -1,0 +1,146 @@
+//! The trait every backend implements, and what it says about its devices.
+#![allow(unsafe_code)] // declares the unsafe launch contract; implementations live elsewhere
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::{KernelArg, LaunchConfig, Result};
+
+/// Which implementation runs the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BackendKind {
+    /// Kernels compiled by the host C++ compiler, run on CPU threads.
+    Host,
+    /// NVIDIA GPUs through the CUDA driver API.
+    Cuda,
+    /// AMD GPUs through the HIP runtime.
+    Hip,
+}
+
+impl BackendKind {
+    /// Every kind, in bundle order.
+    pub const ALL: [BackendKind; 3] = [BackendKind::Host, BackendKind::Cuda, BackendKind::Hip];
+
+    /// The lower-case name used in features, bundles and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Host => "host",
+            BackendKind::Cuda => "cuda",
+            BackendKind::Hip => "hip",
+        }
+    }
+
+    /// The kind with that [`name`](Self::name), if any.
+    pub fn from_name(name: &str) -> Option<BackendKind> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The number that identifies this kind inside a [`KernelBundle`](crate::KernelBundle).
+    pub fn code(self) -> u32 {
+        match self {
+            BackendKind::Host => 1,
+            BackendKind::Cuda => 2,
+            BackendKind::Hip => 3,
+        }
+    }
+
+    /// The kind with that bundle code, if any.
+    pub fn from_code(code: u32) -> Option<BackendKind> {
+        Self::ALL.into_iter().find(|k| k.code() == code)
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a device is, as far as barrier code cares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// Which backend drives it.
+    pub backend: BackendKind,
+    /// Ordinal within the backend.
+    pub ordinal: usize,
+    /// Marketing or host name.
+    pub name: String,
+    /// Target architecture: `sm_90`, `gfx942`, `host-x86_64`.
+    pub arch: String,
+    /// Threads that execute in lockstep (32 on NVIDIA, 32 or 64 on AMD, 1 on the host).
+    pub wave_size: u32,
+    /// Multiprocessors / compute units / CPU cores.
+    pub multiprocessors: u32,
+    /// The most blocks a cooperative launch may have (all of them must be resident).
+    pub max_cooperative_blocks: u32,
+    /// The most threads one block may have.
+    pub max_threads_per_block: u32,
+    /// The most dynamic shared memory one block may ask for, in bytes.
+    pub max_dynamic_shared_bytes: u32,
+}
+
+/// A backend: a family of devices and the runtime that drives them.
+///
+/// The associated types are the backend's native handles; user code reaches them through
+/// the generic wrappers ([`Device`](crate::Device), [`Buffer`](crate::Buffer), ...), which
+/// do the argument checking so that backends only translate.
+pub trait Backend: Sized + Send + Sync + 'static {
+    /// Which backend this is.
+    const KIND: BackendKind;
+    /// An open device (context).
+    type Device: Send + Sync;
+    /// One device allocation.
+    type Memory: Send + Sync;
+    /// A loaded kernel image.
+    type Module: Send + Sync;
+    /// A kernel of a loaded module.
+    type Function: Send + Sync + Clone;
+    /// An in-order queue of work.
+    type Stream: Send + Sync;
+    /// A point in a stream, for timing.
+    type Event: Send + Sync;
+
+    /// How many devices this backend sees. `Err(LibraryNotFound)` when its runtime is absent.
+    fn device_count() -> Result<usize>;
+    /// Opens device `ordinal`. `Err(NoDevice)` when there is none.
+    fn open(ordinal: usize) -> Result<Self::Device>;
+    /// Describes an open device.
+    fn info(device: &Self::Device) -> DeviceInfo;
+
+    /// Allocates `bytes` (at least 256-byte aligned, zero-filled).
+    fn alloc(device: &Self::Device, bytes: usize) -> Result<Self::Memory>;
+    /// The address kernels see for `memory`.
+    fn address(memory: &Self::Memory) -> u64;
+    /// Copies `src` into `memory` at byte `offset` (bounds already checked).
+    fn write(device: &Self::Device, memory: &mut Self::Memory, offset: usize, src: &[u8]) -> Result<()>;
+    /// Copies from `memory` at byte `offset` into `dst` (bounds already checked).
+    fn read(device: &Self::Device, memory: &Self::Memory, offset: usize, dst: &mut [u8]) -> Result<()>;
+
+    /// Loads this backend's image of a module.
+    fn load_module(device: &Self::Device, name: &str, image: &'static [u8]) -> Result<Self::Module>;
+    /// Looks up kernel `name` in `module`.
+    fn function(device: &Self::Device, module: &Self::Module, name: &str) -> Result<Self::Function>;
+
+    /// Creates a stream.
+    fn create_stream(device: &Self::Device) -> Result<Self::Stream>;
+    /// Enqueues a launch of `function` on `stream`.
+    ///
+    /// # Safety
+    /// - `args` must match the kernel's C parameter list exactly (count, order, types).
+    /// - Every pointer argument must address memory of this device that stays allocated
+    ///   until the stream has been synchronized.
+    /// - `config` has been validated against [`Backend::info`] by the caller.
+    unsafe fn launch(
+        device: &Self::Device,
+        stream: &Self::Stream,
+        function: &Self::Function,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+    ) -> Result<()>;
+    /// Waits for everything enqueued on `stream`; reports a kernel's barrier fault.
+    fn synchronize(device: &Self::Device, stream: &Self::Stream) -> Result<()>;
+    /// Records an event at the current end of `stream`.
+    fn record(device: &Self::Device, stream: &Self::Stream) -> Result<Self::Event>;
+    /// Time between two recorded (and completed) events.
+    fn elapsed(start: &Self::Event, end: &Self::Event) -> Result<Duration>;
+}

@@ -1,0 +1,98 @@
+//! Kernel bundles: one file holding a module's image for each backend it was built for.
+//!
+//! Layout (little-endian): magic `XBK1`, u32 entry count, then per entry u32 backend code,
+//! u64 byte length, and the bytes. The build helper writes it; `Device::load` reads it.
+
+use crate::{BackendKind, Error, Result};
+
+/// First four bytes of every bundle.
+pub const BUNDLE_MAGIC: &[u8; 4] = b"XBK1";
+
+/// A parsed bundle: the module's name and its image per backend.
+#[derive(Clone, Debug)]
+pub struct KernelBundle {
+    name: String,
+    images: Vec<(BackendKind, &'static [u8])>,
+}
+
+impl KernelBundle {
+    /// Serializes `images` into bundle bytes.
+    pub fn encode(images: &[(BackendKind, Vec<u8>)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(BUNDLE_MAGIC);
+        out.extend_from_slice(&(images.len() as u32).to_le_bytes());
+        for (kind, bytes) in images {
+            out.extend_from_slice(&kind.code().to_le_bytes());
+            out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            out.extend_from_slice(bytes);
+        }
+        out
+    }
+
+    /// Parses bundle bytes embedded in the program (`include_bytes!`).
+    pub fn parse(name: &str, bytes: &'static [u8]) -> Result<KernelBundle> {
+        let bad = |what: String| Error::BadBundle(format!("module `{name}`: {what}"));
+        let mut rest = bytes
+            .strip_prefix(BUNDLE_MAGIC.as_slice())
+            .ok_or_else(|| bad("missing XBK1 magic".into()))?;
+        let mut take = |n: usize| -> Result<&'static [u8]> {
+            if rest.len() < n {
+                return Err(bad(format!("truncated: wanted {n} more bytes, {} left", rest.len())));
+            }
+            let (head, tail) = rest.split_at(n);
+            rest = tail;
+            Ok(head)
+        };
+        let count = u32::from_le_bytes(take(4)?.try_into().map_err(|_| bad("count".into()))?);
+        let mut images = Vec::new();
+        for _ in 0..count {
+            let code = u32::from_le_bytes(take(4)?.try_into().map_err(|_| bad("code".into()))?);
+            let kind = BackendKind::from_code(code).ok_or_else(|| bad(format!("unknown backend code {code}")))?;
+            let len = u64::from_le_bytes(take(8)?.try_into().map_err(|_| bad("length".into()))?);
+            let len = usize::try_from(len).map_err(|_| bad(format!("image of {len} bytes")))?;
+            images.push((kind, take(len)?));
+        }
+        if !rest.is_empty() {
+            return Err(bad(format!("{} trailing bytes", rest.len())));
+        }
+        Ok(KernelBundle { name: name.to_owned(), images })
+    }
+
+    /// The module's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The backends this module was built for.
+    pub fn backends(&self) -> Vec<BackendKind> {
+        self.images.iter().map(|(k, _)| *k).collect()
+    }
+
+    /// The image for `kind`, or `Err(ImageMissing)`.
+    pub fn image(&self, kind: BackendKind) -> Result<&'static [u8]> {
+        self.images.iter().find(|(k, _)| *k == kind).map(|(_, b)| *b).ok_or_else(|| Error::ImageMissing {
+            module: self.name.clone(),
+            backend: kind,
+            available: self.backends().iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_errors() {
+        let bytes: &'static [u8] = Box::leak(
+            KernelBundle::encode(&[(BackendKind::Host, vec![1, 2, 3]), (BackendKind::Cuda, vec![])]).into_boxed_slice(),
+        );
+        let b = KernelBundle::parse("m", bytes).expect("parses");
+        assert_eq!(b.image(BackendKind::Host).expect("host"), &[1, 2, 3]);
+        assert_eq!(b.image(BackendKind::Cuda).expect("cuda"), &[] as &[u8]);
+        let missing = b.image(BackendKind::Hip).expect_err("no hip image");
+        assert!(missing.to_string().contains("built for: host, cuda"), "{missing}");
+        assert!(KernelBundle::parse("m", b"XBK0").is_err());
+        assert!(KernelBundle::parse("m", &bytes[..bytes.len() - 1]).is_err());
+    }
+}

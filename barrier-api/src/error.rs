@@ -1,0 +1,113 @@
+//! The one error type of every backend.
+
+use crate::{BackendKind, BarrierFault};
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong between the host and a device.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The backend's runtime library could not be loaded.
+    #[error("{backend} runtime library not found (tried: {tried}); {hint}")]
+    LibraryNotFound {
+        /// Which backend.
+        backend: BackendKind,
+        /// The names or paths that were tried.
+        tried: String,
+        /// How to fix it.
+        hint: String,
+    },
+    /// The runtime loaded but there is no usable device with that ordinal.
+    #[error("no {backend} device {ordinal} ({found} found); {hint}")]
+    NoDevice {
+        /// Which backend.
+        backend: BackendKind,
+        /// The ordinal that was asked for.
+        ordinal: usize,
+        /// How many devices the runtime reports.
+        found: usize,
+        /// How to fix it.
+        hint: String,
+    },
+    /// A driver or runtime call failed; keeps the native code.
+    #[error("{backend} call `{call}` failed: {name} (code {code})")]
+    Driver {
+        /// Which backend.
+        backend: BackendKind,
+        /// The native function that failed.
+        call: &'static str,
+        /// The native error code.
+        code: i64,
+        /// The native error name or description.
+        name: String,
+    },
+    /// An argument was out of range before anything reached the device.
+    #[error("invalid argument to {call}: {reason}")]
+    InvalidArgument {
+        /// The API that refused it.
+        call: &'static str,
+        /// What was wrong.
+        reason: String,
+    },
+    /// A device allocation failed.
+    #[error("out of {backend} memory: {requested} bytes requested")]
+    OutOfMemory {
+        /// Which backend.
+        backend: BackendKind,
+        /// Bytes asked for.
+        requested: usize,
+    },
+    /// The module has no kernel of that name (kernels must be `extern "C"`, see `XB_KERNEL`).
+    #[error("kernel `{kernel}` not found in module `{module}` (declare it with XB_KERNEL / extern \"C\")")]
+    KernelNotFound {
+        /// Module name.
+        module: String,
+        /// Kernel name.
+        kernel: String,
+    },
+    /// The module was not compiled for this backend.
+    #[error("module `{module}` has no {backend} image (built for: {available}); enable the `{backend}` feature of xbarrier and rebuild")]
+    ImageMissing {
+        /// Module name.
+        module: String,
+        /// The backend that wanted it.
+        backend: BackendKind,
+        /// The backends it was built for.
+        available: String,
+    },
+    /// A kernel bundle could not be parsed.
+    #[error("malformed kernel bundle: {0}")]
+    BadBundle(String),
+    /// A kernel misused a barrier (checked builds) or deadlocked in a bounded wait.
+    #[error(transparent)]
+    Fault(#[from] BarrierFault),
+    /// A launch ran past its configured time limit and was aborted.
+    #[error("launch of `{kernel}` was aborted after {seconds:.3} s (its LaunchConfig timeout)")]
+    LaunchTimeout {
+        /// Kernel name.
+        kernel: String,
+        /// The limit, in seconds.
+        seconds: f64,
+    },
+    /// The backend cannot do this (yet, or on this device).
+    #[error("{backend}: {what} is not supported: {reason}")]
+    Unsupported {
+        /// Which backend.
+        backend: BackendKind,
+        /// The operation.
+        what: &'static str,
+        /// Why, and what to do instead.
+        reason: String,
+    },
+    /// An I/O step of a backend failed (e.g. staging a host kernel image).
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,296 @@
+//! Barrier faults reported by kernels in checked builds (numbers from `xbarrier/abi.h`).
+
+use std::fmt;
+
+/// What went wrong (`XB_FAULT_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FaultKind {
+    /// `init(expected)` with `expected` outside `1..=max()`.
+    InitCount,
+    /// An arrival update outside `1..=max()`.
+    UpdateRange,
+    /// More arrivals than the phase still expects.
+    OverArrival,
+    /// A tx update outside `0..=2^20-1`.
+    TxRange,
+    /// The phase's tx-count left `-(2^20-1)..=2^20-1`.
+    TxOverflow,
+    /// A tx API on a barrier that is not block scope.
+    TxScope,
+    /// A tx API on a barrier outside shared memory.
+    TxNotShared,
+    /// `arrive_and_drop` on a barrier that expects nobody.
+    DropEmpty,
+    /// A wait outlived the checked-build bound: a deadlock.
+    WaitTimeout,
+    /// `memcpy_async_tx` with a size or alignment it does not allow.
+    CopyArgs,
+    /// A code this build does not know.
+    Unknown(u32),
+}
+
+impl FaultKind {
+    /// From the `XB_FAULT_*` number.
+    pub fn from_code(code: u32) -> FaultKind {
+        match code {
+            1 => FaultKind::InitCount,
+            2 => FaultKind::UpdateRange,
+            3 => FaultKind::OverArrival,
+            4 => FaultKind::TxRange,
+            5 => FaultKind::TxOverflow,
+            6 => FaultKind::TxScope,
+            7 => FaultKind::TxNotShared,
+            8 => FaultKind::DropEmpty,
+            9 => FaultKind::WaitTimeout,
+            10 => FaultKind::CopyArgs,
+            other => FaultKind::Unknown(other),
+        }
+    }
+
+    /// The `XB_FAULT_*` name, as in `abi.h`.
+    pub fn abi_name(self) -> &'static str {
+        match self {
+            FaultKind::InitCount => "XB_FAULT_INIT_COUNT",
+            FaultKind::UpdateRange => "XB_FAULT_UPDATE_RANGE",
+            FaultKind::OverArrival => "XB_FAULT_OVER_ARRIVAL",
+            FaultKind::TxRange => "XB_FAULT_TX_RANGE",
+            FaultKind::TxOverflow => "XB_FAULT_TX_OVERFLOW",
+            FaultKind::TxScope => "XB_FAULT_TX_SCOPE",
+            FaultKind::TxNotShared => "XB_FAULT_TX_NOT_SHARED",
+            FaultKind::DropEmpty => "XB_FAULT_DROP_EMPTY",
+            FaultKind::WaitTimeout => "XB_FAULT_WAIT_TIMEOUT",
+            FaultKind::CopyArgs => "XB_FAULT_COPY_ARGS",
+            FaultKind::Unknown(_) => "unknown",
+        }
+    }
+}
+
+/// Which barrier call faulted (`XB_OP_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BarrierOp {
+    /// `init` / the constructor.
+    Init,
+    /// `arrive`, `arrive_and_wait`.
+    Arrive,
+    /// `arrive_and_drop`.
+    ArriveAndDrop,
+    /// `barrier_arrive_tx`.
+    ArriveTx,
+    /// `barrier_expect_tx`.
+    ExpectTx,
+    /// A transaction completing (the end of an asynchronous copy).
+    CompleteTx,
+    /// `wait`, `wait_parity`.
+    Wait,
+    /// `memcpy_async_tx`.
+    MemcpyAsyncTx,
+    /// `__syncthreads`.
+    Syncthreads,
+    /// A code this build does not know.
+    Unknown(u32),
+}
+
+impl BarrierOp {
+    /// From the `XB_OP_*` number.
+    pub fn from_code(code: u32) -> BarrierOp {
+        match code {
+            1 => BarrierOp::Init,
+            2 => BarrierOp::Arrive,
+            3 => BarrierOp::ArriveAndDrop,
+            4 => BarrierOp::ArriveTx,
+            5 => BarrierOp::ExpectTx,
+            6 => BarrierOp::CompleteTx,
+            7 => BarrierOp::Wait,
+            8 => BarrierOp::MemcpyAsyncTx,
+            9 => BarrierOp::Syncthreads,
+            other => BarrierOp::Unknown(other),
+        }
+    }
+
+    /// The API name a kernel author wrote.
+    pub fn api_name(self) -> &'static str {
+        match self {
+            BarrierOp::Init => "init",
+            BarrierOp::Arrive => "arrive",
+            BarrierOp::ArriveAndDrop => "arrive_and_drop",
+            BarrierOp::ArriveTx => "barrier_arrive_tx",
+            BarrierOp::ExpectTx => "barrier_expect_tx",
+            BarrierOp::CompleteTx => "complete_tx",
+            BarrierOp::Wait => "wait",
+            BarrierOp::MemcpyAsyncTx => "memcpy_async_tx",
+            BarrierOp::Syncthreads => "__syncthreads",
+            BarrierOp::Unknown(_) => "unknown op",
+        }
+    }
+}
+
+/// The raw record a kernel writes (`xb_fault_record` in `abi.h`), as backends read it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FaultRecord {
+    /// `XB_FAULT_*`.
+    pub kind: u32,
+    /// `XB_OP_*`.
+    pub op: u32,
+    /// Block index of the faulting thread.
+    pub block: [u32; 3],
+    /// Thread index within the block.
+    pub thread: [u32; 3],
+    /// Address of the barrier.
+    pub barrier: u64,
+    /// The offending value.
+    pub value: i64,
+    /// The bound it broke.
+    pub limit: i64,
+    /// Pending arrivals of the current phase.
+    pub pending: i64,
+    /// tx-count of the current phase.
+    pub tx: i64,
+    /// Expected count of later phases.
+    pub expected: i64,
+    /// Parity of the phase in progress.
+    pub phase_parity: u32,
+    /// `xb::thread_scope` of the barrier.
+    pub scope: u32,
+}
+
+/// A barrier misuse or deadlock inside a kernel, with where it happened and the barrier's state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BarrierFault {
+    /// What went wrong.
+    pub kind: FaultKind,
+    /// Which call.
+    pub op: BarrierOp,
+    /// Name of the kernel.
+    pub kernel: String,
+    /// The raw record, with block, thread, values and state.
+    pub record: FaultRecord,
+}
+
+impl BarrierFault {
+    /// Wraps a record read back from a kernel.
+    pub fn new(kernel: &str, record: FaultRecord) -> BarrierFault {
+        BarrierFault {
+            kind: FaultKind::from_code(record.kind),
+            op: BarrierOp::from_code(record.op),
+            kernel: kernel.to_owned(),
+            record,
+        }
+    }
+
+    fn scope_name(&self) -> &'static str {
+        match self.record.scope {
+            0 => "system",
+            1 => "device",
+            2 => "block",
+            3 => "thread",
+            _ => "unknown",
+        }
+    }
+
+    fn what(&self) -> String {
+        let r = &self.record;
+        match self.kind {
+            FaultKind::InitCount => format!("expected count {} is outside 1..={}", r.value, r.limit),
+            FaultKind::UpdateRange => format!("arrival update {} is outside 1..={}", r.value, r.limit),
+            FaultKind::OverArrival => {
+                format!("{} arrival(s) but only {} still pending in this phase", r.value, r.limit)
+            }
+            FaultKind::TxRange => format!("tx update {} is outside 0..={}", r.value, r.limit),
+            FaultKind::TxOverflow => {
+                format!("the phase's tx-count would become {} (limit {})", r.value, r.limit)
+            }
+            FaultKind::TxScope => "tx-count operations need a block-scope barrier".to_owned(),
+            FaultKind::TxNotShared => "tx-count operations need a barrier in shared memory".to_owned(),
+            FaultKind::DropEmpty => "arrive_and_drop on a barrier that expects no arrivals".to_owned(),
+            FaultKind::WaitTimeout => format!(
+                "wait made no progress for {:.3} s (bound {:.3} s): deadlock",
+                r.value as f64 * 1e-9,
+                r.limit as f64 * 1e-9
+            ),
+            FaultKind::CopyArgs => format!(
+                "copy of {} bytes: size and both addresses must be 16-byte aligned, size <= {}, destination in shared memory",
+                r.value,
+                (1 << 20) - 1
+            ),
+            FaultKind::Unknown(code) => format!("unknown fault code {code}"),
+        }
+    }
+}
+
+impl fmt::Display for BarrierFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = &self.record;
+        write!(
+            f,
+            "barrier fault in kernel `{}`: {} on {}-scope barrier {:#x}, block ({},{},{}) thread ({},{},{}): {} [phase parity {}, pending {}, tx {}, expected {}]",
+            self.kernel,
+            self.op.api_name(),
+            self.scope_name(),
+            r.barrier,
+            r.block[0],
+            r.block[1],
+            r.block[2],
+            r.thread[0],
+            r.thread[1],
+            r.thread[2],
+            self.what(),
+            r.phase_parity,
+            r.pending,
+            r.tx,
+            r.expected
+        )
+    }
+}
+
+impl std::error::Error for BarrierFault {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The numbers here and in `hip-src/include/xbarrier/abi.h` must agree.
+    #[test]
+    fn codes_match_abi_h() {
+        let abi = include_str!("../../hip-src/include/xbarrier/abi.h");
+        let define = |name: &str| -> u32 {
+            let line = abi
+                .lines()
+                .find(|l| l.split_whitespace().nth(1) == Some(name))
+                .unwrap_or_else(|| panic!("{name} missing from abi.h"));
+            line.split_whitespace().nth(2).and_then(|v| v.parse().ok()).expect("numeric define")
+        };
+        for code in 1..=10 {
+            let kind = FaultKind::from_code(code);
+            assert_eq!(define(kind.abi_name()), code, "{kind:?}");
+        }
+        let ops = [
+            ("XB_OP_INIT", BarrierOp::Init),
+            ("XB_OP_ARRIVE", BarrierOp::Arrive),
+            ("XB_OP_ARRIVE_AND_DROP", BarrierOp::ArriveAndDrop),
+            ("XB_OP_ARRIVE_TX", BarrierOp::ArriveTx),
+            ("XB_OP_EXPECT_TX", BarrierOp::ExpectTx),
+            ("XB_OP_COMPLETE_TX", BarrierOp::CompleteTx),
+            ("XB_OP_WAIT", BarrierOp::Wait),
+            ("XB_OP_MEMCPY_ASYNC_TX", BarrierOp::MemcpyAsyncTx),
+            ("XB_OP_SYNCTHREADS", BarrierOp::Syncthreads),
+        ];
+        for (name, op) in ops {
+            assert_eq!(BarrierOp::from_code(define(name)), op, "{name}");
+        }
+    }
+
+    #[test]
+    fn display_names_everything() {
+        let mut r = FaultRecord { kind: 3, op: 2, value: 5, limit: 2, pending: 2, expected: 4, scope: 2, ..Default::default() };
+        r.thread = [7, 0, 0];
+        r.block = [1, 0, 0];
+        r.barrier = 0x1000;
+        let text = BarrierFault::new("k", r).to_string();
+        for needle in ["`k`", "arrive", "block-scope", "block (1,0,0)", "thread (7,0,0)", "5 arrival(s)", "only 2 still pending", "expected 4"] {
+            assert!(text.contains(needle), "{needle:?} missing from {text}");
+        }
+    }
+}

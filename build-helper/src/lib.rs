@@ -1,0 +1,212 @@
+//! Compiles a crate's kernels (C++ written against `<xbarrier/barrier.hpp>`) for every
+//! backend xbarrier was built with, into one kernel bundle in `OUT_DIR`.
+//!
+//! In `build.rs` (the crate must depend on `xbarrier` directly, which is how cargo hands
+//! this helper xbarrier's header path and backend list):
+//!
+//! ```no_run
+//! xbarrier_build::Kernels::new("my_kernels").file("kernels/scale.cpp").build_or_exit();
+//! ```
+//!
+//! and in the crate: `let bundle = xbarrier::kernel_bundle!("my_kernels")?;`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use xbarrier_api::{BackendKind, KernelBundle};
+
+/// Why kernels could not be built.
+#[derive(Debug)]
+pub struct BuildError {
+    message: String,
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+fn fail<T>(message: impl Into<String>) -> Result<T, BuildError> {
+    Err(BuildError { message: message.into() })
+}
+
+/// What xbarrier told dependents' build scripts (its `links` metadata).
+#[derive(Clone, Debug)]
+pub struct XbarrierMetadata {
+    /// Directory holding `xbarrier/barrier.hpp`.
+    pub include: PathBuf,
+    /// `hip-src/host/runtime.cpp`, linked into host kernel objects.
+    pub host_runtime: PathBuf,
+    /// Backends to build for.
+    pub backends: Vec<BackendKind>,
+    /// Whether device code is checked.
+    pub checked: bool,
+}
+
+impl XbarrierMetadata {
+    /// Reads `DEP_XBARRIER_*` from the environment of a build script.
+    pub fn from_env() -> Result<XbarrierMetadata, BuildError> {
+        let var = |key: &str| -> Result<String, BuildError> {
+            std::env::var(format!("DEP_XBARRIER_{key}")).or_else(|_| {
+                fail(format!(
+                    "DEP_XBARRIER_{key} is not set: the crate whose build script calls xbarrier-build must list `xbarrier` under [dependencies] (cargo passes xbarrier's metadata only to direct dependents)"
+                ))
+            })
+        };
+        let mut backends = Vec::new();
+        for name in var("BACKENDS")?.split(',').filter(|s| !s.is_empty()) {
+            match BackendKind::from_name(name) {
+                Some(kind) => backends.push(kind),
+                None => return fail(format!("unknown backend `{name}` in DEP_XBARRIER_BACKENDS")),
+            }
+        }
+        Ok(XbarrierMetadata {
+            include: PathBuf::from(var("INCLUDE")?),
+            host_runtime: PathBuf::from(var("HOST_RUNTIME")?),
+            backends,
+            checked: var("CHECKED")? == "1",
+        })
+    }
+}
+
+/// A set of kernel sources that becomes one bundle.
+#[derive(Clone, Debug)]
+pub struct Kernels {
+    name: String,
+    files: Vec<PathBuf>,
+    includes: Vec<PathBuf>,
+    defines: Vec<(String, Option<String>)>,
+    checked: Option<bool>,
+}
+
+impl Kernels {
+    /// A bundle called `name` (load it with `xbarrier::kernel_bundle!("name")`).
+    pub fn new(name: &str) -> Kernels {
+        Kernels { name: name.to_owned(), files: Vec::new(), includes: Vec::new(), defines: Vec::new(), checked: None }
+    }
+    /// Adds a source file.
+    pub fn file(mut self, path: impl AsRef<Path>) -> Kernels {
+        self.files.push(path.as_ref().to_path_buf());
+        self
+    }
+    /// Adds an include directory.
+    pub fn include(mut self, dir: impl AsRef<Path>) -> Kernels {
+        self.includes.push(dir.as_ref().to_path_buf());
+        self
+    }
+    /// Defines a preprocessor macro.
+    pub fn define(mut self, name: &str, value: Option<&str>) -> Kernels {
+        self.defines.push((name.to_owned(), value.map(str::to_owned)));
+        self
+    }
+    /// Overrides whether the device code is checked (default: as xbarrier was built).
+    pub fn checked(mut self, checked: bool) -> Kernels {
+        self.checked = Some(checked);
+        self
+    }
+
+    /// Builds the bundle from the build-script environment; returns its path.
+    pub fn build(self) -> Result<PathBuf, BuildError> {
+        let meta = XbarrierMetadata::from_env()?;
+        let out_dir = match std::env::var_os("OUT_DIR") {
+            Some(dir) => PathBuf::from(dir),
+            None => return fail("OUT_DIR is not set: call xbarrier-build from a build script"),
+        };
+        for file in &self.files {
+            println!("cargo:rerun-if-changed={}", file.display());
+        }
+        for dir in &self.includes {
+            println!("cargo:rerun-if-changed={}", dir.display());
+        }
+        println!("cargo:rerun-if-changed={}", meta.include.display());
+        println!("cargo:rerun-if-env-changed=CXX");
+        self.build_into(&meta, &out_dir)
+    }
+
+    /// Like [`build`](Self::build), but prints the error and exits the build script.
+    pub fn build_or_exit(self) -> PathBuf {
+        match self.build() {
+            Ok(path) => path,
+            Err(e) => {
+                eprintln!("error: xbarrier-build: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+
+    /// Builds with explicit metadata into `out_dir` (for tools and tests).
+    pub fn build_into(&self, meta: &XbarrierMetadata, out_dir: &Path) -> Result<PathBuf, BuildError> {
+        if self.files.is_empty() {
+            return fail(format!("bundle `{}` has no source files", self.name));
+        }
+        let checked = self.checked.unwrap_or(meta.checked);
+        let mut images = Vec::new();
+        for &backend in &meta.backends {
+            match backend {
+                BackendKind::Host => images.push((backend, self.build_host(meta, checked, out_dir)?)),
+                BackendKind::Cuda | BackendKind::Hip => {
+                    // Kernel images for the GPU backends arrive with those backends; loading
+                    // this bundle there reports Error::ImageMissing rather than failing later.
+                    println!("cargo:warning=xbarrier-build: bundle `{}` has no {backend} image: this version compiles kernels for the host backend only", self.name);
+                }
+            }
+        }
+        let path = out_dir.join(format!("{}.xbk", self.name));
+        std::fs::write(&path, KernelBundle::encode(&images)).or_else(|e| fail(format!("writing {}: {e}", path.display())))?;
+        Ok(path)
+    }
+
+    fn build_host(&self, meta: &XbarrierMetadata, checked: bool, out_dir: &Path) -> Result<Vec<u8>, BuildError> {
+        let compiler = host_compiler()?;
+        let output = out_dir.join(format!("{}.host.so", self.name));
+        let mut cmd = Command::new(compiler.path());
+        cmd.args(compiler.args())
+            .args(["-std=c++17", "-O2", "-g", "-fPIC", "-shared", "-fvisibility=hidden", "-pthread", "-Wall", "-Wextra", "-Wl,-z,defs"])
+            .arg(format!("-DXB_CHECKED={}", u8::from(checked)))
+            .arg("-I")
+            .arg(&meta.include);
+        for dir in &self.includes {
+            cmd.arg("-I").arg(dir);
+        }
+        for (name, value) in &self.defines {
+            cmd.arg(match value {
+                Some(v) => format!("-D{name}={v}"),
+                None => format!("-D{name}"),
+            });
+        }
+        cmd.args(&self.files).arg(&meta.host_runtime).arg("-o").arg(&output);
+        let result = cmd.output().or_else(|e| fail(format!("could not run {:?}: {e}", compiler.path())))?;
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        for line in stderr.lines().filter(|l| l.contains("warning:")) {
+            println!("cargo:warning={line}");
+        }
+        if !result.status.success() {
+            return fail(format!("compiling bundle `{}` for the host backend failed ({}):\n{:?}\n{stderr}", self.name, result.status, cmd));
+        }
+        std::fs::read(&output).or_else(|e| fail(format!("reading {}: {e}", output.display())))
+    }
+}
+
+fn host_compiler() -> Result<cc::Tool, BuildError> {
+    let mut build = cc::Build::new();
+    build.cpp(true).cargo_metadata(false).warnings(false);
+    if std::env::var_os("OPT_LEVEL").is_none() {
+        build.opt_level(2);
+    }
+    if std::env::var_os("TARGET").is_none() {
+        build.target(&host_triple()).host(&host_triple());
+    }
+    build.try_get_compiler().or_else(|e| {
+        fail(format!(
+            "no C++ compiler for the host backend ({e}); install one (Debian/Ubuntu: apt-get install g++) or set CXX"
+        ))
+    })
+}
+
+fn host_triple() -> String {
+    format!("{}-unknown-linux-gnu", std::env::consts::ARCH)
+}

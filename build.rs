@@ -1,0 +1,31 @@
+//! Exports where the device headers are, which backends are enabled and whether device code
+//! is checked, to the build scripts of crates that depend on xbarrier directly (cargo's
+//! `links` metadata: DEP_XBARRIER_INCLUDE, DEP_XBARRIER_BACKENDS, ...). The build helper
+//! (xbarrier-build) reads them to compile kernels for the selected backends.
+
+fn main() {
+    let root = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let include = root.join("hip-src").join("include");
+    let runtime = root.join("hip-src").join("host").join("runtime.cpp");
+    println!("cargo:rerun-if-changed=hip-src/include");
+    println!("cargo:rerun-if-changed=hip-src/host");
+    println!("cargo:rerun-if-env-changed=XBAR_CHECKED");
+
+    let backends: Vec<&str> = [("host", "CARGO_FEATURE_HOST"), ("cuda", "CARGO_FEATURE_CUDA"), ("hip", "CARGO_FEATURE_HIP")]
+        .into_iter()
+        .filter(|(_, feature)| std::env::var_os(feature).is_some())
+        .map(|(name, _)| name)
+        .collect();
+    // Checked device code: the `checked` feature, XBAR_CHECKED=1, or any debug build.
+    let checked = match std::env::var("XBAR_CHECKED").ok().as_deref() {
+        Some("1") => true,
+        Some("0") => false,
+        _ => std::env::var_os("CARGO_FEATURE_CHECKED").is_some() || std::env::var("PROFILE").as_deref() == Ok("debug"),
+    };
+    println!("cargo:include={}", include.display());
+    println!("cargo:host_runtime={}", runtime.display());
+    println!("cargo:backends={}", backends.join(","));
+    println!("cargo:checked={}", u8::from(checked));
+    println!("cargo:rustc-env=XBARRIER_CHECKED={}", u8::from(checked));
+    println!("cargo:rustc-env=XBARRIER_BACKENDS={}", backends.join(","));
+}

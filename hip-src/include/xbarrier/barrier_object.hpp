@@ -1,0 +1,207 @@
+// xbarrier/barrier_object.hpp - xb::barrier (cuda::barrier's interface) and the
+// cuda::device-style transaction-count functions, over the portable protocol.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#include "abi.h"
+#include "platform.hpp"
+#include "protocol.hpp"
+
+#if defined(XB_PLATFORM_HOST)
+#include <new>
+#endif
+
+namespace xb {
+
+// The default completion function: does nothing.
+struct empty_completion {
+  XB_INLINE void operator()() const noexcept {}
+};
+
+// A duration in nanoseconds; converts from std::chrono and cuda::std::chrono durations.
+struct nanoseconds {
+  int64_t ns;
+  XB_INLINE constexpr explicit nanoseconds(int64_t n) : ns(n) {}
+  template <class Duration, class Period = typename Duration::period>
+  XB_INLINE constexpr nanoseconds(const Duration& d)
+      : ns(static_cast<int64_t>(d.count()) * (1000000000ll / Period::den) * Period::num) {}
+};
+
+// What arrive() returns: the parity of the phase the arrival was counted in.
+class arrival_token {
+ public:
+  arrival_token() = default;
+  XB_INLINE explicit constexpr arrival_token(bool parity) : parity_(parity) {}
+  XB_INLINE constexpr bool parity() const { return parity_; }
+
+ private:
+  bool parity_ = false;
+};
+
+namespace detail {
+
+// Stores the completion function without costing space when it is empty (the common case
+// keeps xb::barrier<thread_scope_block> at 8 bytes, the size of the PTX mbarrier).
+template <class F, bool Empty = __is_empty(F) && !__is_final(F)>
+struct completion_slot : private F {
+  completion_slot() = default;
+  XB_INLINE explicit completion_slot(const F& f) : F(f) {}
+  XB_INLINE F& completion() { return *this; }
+};
+template <class F>
+struct completion_slot<F, false> {
+  completion_slot() = default;
+  XB_INLINE explicit completion_slot(const F& f) : f_(f) {}
+  XB_INLINE F& completion() { return f_; }
+  F f_;
+};
+
+struct barrier_access;
+
+// init() constructs the completion function in place (the barrier itself is trivially
+// constructed shared memory). Device compilers get no <new>, so there the function object
+// must be trivially copyable, which captureless and pointer-capturing lambdas are.
+template <class F>
+XB_INLINE void construct_completion(F& slot, const F& f) {
+#if defined(XB_PLATFORM_HOST)
+  ::new (static_cast<void*>(&slot)) F(f);
+#else
+  static_assert(__is_trivially_copyable(F), "xb::barrier: a completion function must be trivially copyable on GPU targets");
+  __builtin_memcpy(static_cast<void*>(&slot), static_cast<const void*>(&f), sizeof(F));
+#endif
+}
+
+}  // namespace detail
+
+template <thread_scope Scope, class Completion = empty_completion>
+class barrier : private detail::completion_slot<Completion> {
+  using slot = detail::completion_slot<Completion>;
+  using proto = detail::protocol<detail::platform, Scope>;
+  friend struct detail::barrier_access;
+
+ public:
+  using arrival_token = xb::arrival_token;
+
+  // Trivial, as CUDA's: a __shared__ barrier is set up by init() from one thread.
+  barrier() = default;
+  barrier(const barrier&) = delete;
+  barrier& operator=(const barrier&) = delete;
+
+  XB_INLINE barrier(ptrdiff_t expected, Completion completion = Completion()) : slot(completion) {
+    proto::init(&state_, expected);
+  }
+
+  XB_INLINE friend void init(barrier* b, ptrdiff_t expected, Completion completion = Completion()) {
+    detail::construct_completion(b->completion_storage(), completion);
+    proto::init(&b->state_, expected);
+  }
+
+  [[nodiscard]] XB_INLINE arrival_token arrive(ptrdiff_t update = 1) {
+    return arrival_token(proto::arrive(&state_, update, this->completion(), false));
+  }
+  XB_INLINE void wait(arrival_token&& token) const { proto::wait_parity(&state_, token.parity()); }
+  XB_INLINE void wait_parity(bool parity) const { proto::wait_parity(&state_, parity); }
+  [[nodiscard]] XB_INLINE bool try_wait(arrival_token&& token) const {
+    return proto::test_parity(&state_, token.parity());
+  }
+  [[nodiscard]] XB_INLINE bool try_wait_parity(bool parity) const {
+    return proto::test_parity(&state_, parity);
+  }
+  [[nodiscard]] XB_INLINE bool try_wait_for(arrival_token&& token, nanoseconds timeout) const {
+    return proto::wait_parity_for(&state_, token.parity(), timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
+  }
+  [[nodiscard]] XB_INLINE bool try_wait_parity_for(bool parity, nanoseconds timeout) const {
+    return proto::wait_parity_for(&state_, parity, timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
+  }
+  XB_INLINE void arrive_and_wait() { wait(arrive()); }
+  XB_INLINE void arrive_and_drop() { (void)proto::arrive(&state_, 1, this->completion(), true); }
+
+  static constexpr ptrdiff_t max() noexcept { return proto::max_count; }
+
+ private:
+  XB_INLINE Completion& completion_storage() { return this->completion(); }
+
+  alignas(8) uint64_t state_;
+};
+
+}  // namespace xb
+
+namespace xb {
+
+namespace detail {
+struct barrier_access {
+  template <thread_scope S, class C>
+  static XB_INLINE uint64_t* word(barrier<S, C>& b) { return &b.state_; }
+  template <thread_scope S, class C>
+  static XB_INLINE C& completion(barrier<S, C>& b) { return b.completion(); }
+};
+
+// tx functions are valid only on block-scope barriers in shared memory (cuda::barrier's
+// rule); checked builds report anything else as a fault rather than leaving it undefined.
+template <thread_scope S, class C>
+XB_INLINE bool tx_allowed(barrier<S, C>& b, uint32_t op) {
+  uint64_t* w = barrier_access::word(b);
+  using proto = protocol<platform, S>;
+  if (!proto::block_like) {
+    if (XB_CHECKED) proto::fault(XB_FAULT_TX_SCOPE, op, w, *w, S, thread_scope_block);
+    return false;
+  }
+  if (XB_CHECKED && !platform::is_shared(w)) proto::fault(XB_FAULT_TX_NOT_SHARED, op, w, *w, 0, 0);
+  return true;
+}
+
+template <thread_scope S, class C>
+XB_INLINE void check_tx_range(barrier<S, C>& b, ptrdiff_t tx, uint32_t op) {
+  using proto = protocol<platform, S>;
+  if (XB_CHECKED && (tx < 0 || tx > proto::max_tx)) {
+    uint64_t* w = barrier_access::word(b);
+    proto::fault(XB_FAULT_TX_RANGE, op, w, *w, tx, proto::max_tx);
+  }
+}
+
+// complete_tx: what the end of an asynchronous copy does to the barrier.
+template <thread_scope S, class C>
+XB_INLINE void complete_tx(barrier<S, C>& b, ptrdiff_t bytes, uint32_t op = XB_OP_COMPLETE_TX) {
+  if (!tx_allowed(b, op)) return;
+  check_tx_range(b, bytes, op);
+  (void)protocol<platform, S>::tx_update(barrier_access::word(b), 0, -int64_t(bytes),
+                                         barrier_access::completion(b), op);
+}
+}  // namespace detail
+
+namespace device {
+
+// The 8-byte barrier word (the PTX mbarrier object on the native CUDA path).
+template <thread_scope S, class C>
+XB_INLINE uint64_t* barrier_native_handle(barrier<S, C>& b) {
+  return detail::barrier_access::word(b);
+}
+
+// Arrive with `arrive_count_update` arrivals and raise the tx-count by
+// `transaction_count_update`, atomically (cuda::device::barrier_arrive_tx).
+template <thread_scope S, class C>
+[[nodiscard]] XB_INLINE arrival_token barrier_arrive_tx(barrier<S, C>& b, ptrdiff_t arrive_count_update,
+                                                        ptrdiff_t transaction_count_update) {
+  using proto = detail::protocol<detail::platform, S>;
+  uint64_t* w = detail::barrier_access::word(b);
+  if (XB_CHECKED && (arrive_count_update < 1 || arrive_count_update > proto::max_count))
+    proto::fault(XB_FAULT_UPDATE_RANGE, XB_OP_ARRIVE_TX, w, *w, arrive_count_update, proto::max_count);
+  if (!detail::tx_allowed(b, XB_OP_ARRIVE_TX)) return b.arrive(arrive_count_update);
+  detail::check_tx_range(b, transaction_count_update, XB_OP_ARRIVE_TX);
+  return arrival_token(proto::tx_update(w, uint32_t(arrive_count_update), transaction_count_update,
+                                        detail::barrier_access::completion(b), XB_OP_ARRIVE_TX));
+}
+
+// Raise the tx-count of the current phase (cuda::device::barrier_expect_tx).
+template <thread_scope S, class C>
+XB_INLINE void barrier_expect_tx(barrier<S, C>& b, ptrdiff_t transaction_count_update) {
+  if (!detail::tx_allowed(b, XB_OP_EXPECT_TX)) return;
+  detail::check_tx_range(b, transaction_count_update, XB_OP_EXPECT_TX);
+  (void)detail::protocol<detail::platform, S>::tx_update(
+      detail::barrier_access::word(b), 0, transaction_count_update,
+      detail::barrier_access::completion(b), XB_OP_EXPECT_TX);
+}
+
+}  // namespace device
+}  // namespace xb

@@ -1,0 +1,48 @@
+// xbarrier/config.hpp - which compiler and target we are on, and the build switches.
+//
+// One platform layer is chosen per compile:
+//   XB_PLATFORM_CUDA    nvcc or clang in CUDA mode (both passes; device code needs __CUDA_ARCH__)
+//   XB_PLATFORM_AMDGCN  clang/hipcc in HIP mode
+//   XB_PLATFORM_HOST    any other C++17 compiler: kernels run on CPU threads (backend-host)
+#pragma once
+
+#if defined(__CUDACC__)
+#define XB_PLATFORM_CUDA 1
+#elif defined(__HIP__) || defined(__HIPCC__)
+#define XB_PLATFORM_AMDGCN 1
+#else
+#define XB_PLATFORM_HOST 1
+#endif
+
+// Checked builds turn what CUDA calls undefined behaviour (bad counts, over-arrival, tx on
+// the wrong barrier, deadlock) into a reported fault. Build scripts set XB_CHECKED
+// explicitly; a bare compile follows NDEBUG like assert() does.
+#ifndef XB_CHECKED
+#ifdef NDEBUG
+#define XB_CHECKED 0
+#else
+#define XB_CHECKED 1
+#endif
+#endif
+
+// Checked builds bound every wait; a wait that outlives this many nanoseconds is reported
+// as a deadlock (XB_FAULT_WAIT_TIMEOUT). The host backend takes the bound from the launch.
+#ifndef XB_DEFAULT_WAIT_TIMEOUT_NS
+#define XB_DEFAULT_WAIT_TIMEOUT_NS 10000000000ull
+#endif
+
+#if defined(XB_PLATFORM_CUDA) || defined(XB_PLATFORM_AMDGCN)
+#define XB_DEVICE __device__
+#define XB_INLINE __device__ __forceinline__
+#else
+#define XB_DEVICE
+#define XB_INLINE inline __attribute__((always_inline))
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define XB_LIKELY(x) __builtin_expect(!!(x), 1)
+#define XB_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define XB_LIKELY(x) (x)
+#define XB_UNLIKELY(x) (x)
+#endif

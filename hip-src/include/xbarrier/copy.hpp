@@ -1,0 +1,79 @@
+// xbarrier/copy.hpp - copies bound to a barrier: xb::memcpy_async (cuda::memcpy_async) and
+// xb::device::memcpy_async_tx (cuda::device::memcpy_async_tx).
+//
+// On the protocol platforms a copy is performed by the calling thread before the call
+// returns; memcpy_async_tx then completes its bytes on the barrier's tx-count, exactly what
+// the bulk-copy engine does when the data has landed. Either way the phase the copy is
+// bound to cannot complete before the data is in place.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#include "barrier_object.hpp"
+
+namespace xb {
+
+// A size that promises the alignment of both pointers and of the size itself.
+template <size_t Align>
+struct aligned_size_t {
+  static constexpr size_t align = Align;
+  size_t value;
+  XB_INLINE constexpr explicit aligned_size_t(size_t size) : value(size) {}
+  XB_INLINE constexpr operator size_t() const { return value; }
+};
+
+namespace detail {
+template <class Shape>
+XB_INLINE size_t shape_bytes(Shape s) { return static_cast<size_t>(s); }
+
+// The bytes [begin, end) of a copy handled by thread `rank` of `count`, in 16-byte pieces
+// where the size allows, so that each thread moves a contiguous slice.
+XB_INLINE void group_slice(size_t bytes, unsigned rank, unsigned count, size_t& begin, size_t& end) {
+  const size_t unit = (bytes % 16 == 0) ? 16 : 1;
+  const size_t units = bytes / unit;
+  const size_t per = (units + count - 1) / count;
+  begin = per * rank * unit;
+  end = begin + per * unit;
+  if (begin > bytes) begin = bytes;
+  if (end > bytes) end = bytes;
+}
+}  // namespace detail
+
+namespace device {
+
+// Copy `size` bytes from global to shared memory and complete them on `bar`'s tx-count.
+// It does not expect the bytes: pair it with barrier_arrive_tx or barrier_expect_tx.
+template <thread_scope S, class C>
+XB_INLINE void memcpy_async_tx(void* dst, const void* src, aligned_size_t<16> size, barrier<S, C>& bar) {
+  using proto = detail::protocol<detail::platform, S>;
+  if (XB_CHECKED) {
+    const uintptr_t misaligned = (reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | size.value) & 15;
+    uint64_t* w = detail::barrier_access::word(bar);
+    if (misaligned || size.value > size_t(proto::max_tx))
+      proto::fault(XB_FAULT_COPY_ARGS, XB_OP_MEMCPY_ASYNC_TX, w, *w, int64_t(size.value), proto::max_tx);
+    if (!detail::platform::is_shared(dst))
+      proto::fault(XB_FAULT_COPY_ARGS, XB_OP_MEMCPY_ASYNC_TX, w, *w, int64_t(size.value), 0);
+  }
+  detail::platform::copy(dst, src, size.value);
+  detail::complete_tx(bar, ptrdiff_t(size.value), XB_OP_MEMCPY_ASYNC_TX);
+}
+
+}  // namespace device
+
+// cuda::memcpy_async(dst, src, size, barrier): the copy is part of the barrier's current
+// phase. Here it is done before the call returns, so the caller's own arrive orders it.
+template <class Shape, thread_scope S, class C>
+XB_INLINE void memcpy_async(void* dst, const void* src, Shape size, barrier<S, C>&) {
+  detail::platform::copy(dst, src, detail::shape_bytes(size));
+}
+
+// The group form: each thread of `group` copies its slice (Group needs thread_rank(), size()).
+template <class Group, class Shape, thread_scope S, class C>
+XB_INLINE void memcpy_async(const Group& group, void* dst, const void* src, Shape size, barrier<S, C>&) {
+  size_t begin, end;
+  detail::group_slice(detail::shape_bytes(size), unsigned(group.thread_rank()), unsigned(group.size()), begin, end);
+  if (end > begin)
+    detail::platform::copy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin);
+}
+
+}  // namespace xb

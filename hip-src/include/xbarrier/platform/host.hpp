@@ -1,0 +1,157 @@
+// xbarrier/platform/host.hpp - the host platform layer: the protocol's primitives on CPU
+// threads (backend-host runs each kernel thread as a fiber on a few OS threads per block).
+//
+// Atomics are GCC/Clang __atomic builtins on plain words, which ThreadSanitizer understands.
+// Waiting yields the fiber to its siblings; with no scheduler (a plain std::thread driver,
+// such as the TSAN stress test) it spins briefly, then yields the OS thread.
+#pragma once
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <sched.h>
+#include <string.h>
+
+#include "../host_abi.h"
+#include "../scope.hpp"
+
+// Static __shared__ variables of a host kernel live in this section of its shared object;
+// each block slot loads its own copy of the object, so each running block has its own.
+extern "C" {
+extern char __start_xb_shared[] __attribute__((weak, visibility("hidden")));
+extern char __stop_xb_shared[] __attribute__((weak, visibility("hidden")));
+}
+
+namespace xb {
+namespace host {
+
+// Thrown to unwind a kernel thread after a fault or an abort; caught by xb_host_invoke.
+struct kernel_aborted {};
+
+// The kernel thread running on this OS thread (the scheduler sets it before each resume).
+inline thread_local xb_host_thread* current_thread = nullptr;
+
+inline xb_host_thread* current() { return current_thread; }
+
+}  // namespace host
+
+namespace detail {
+
+struct host_platform {
+  static constexpr const char* name = "host";
+  // No lockstep lanes on the CPU: every kernel thread is its own "wave".
+  static constexpr unsigned wave_size = 1;
+
+  template <mem_scope S>
+  static XB_INLINE uint64_t load(const uint64_t* w, mem_order o) {
+    return __atomic_load_n(w, static_cast<int>(o));
+  }
+  template <mem_scope S>
+  static XB_INLINE void store(uint64_t* w, uint64_t v, mem_order o) {
+    __atomic_store_n(w, v, static_cast<int>(o));
+  }
+  template <mem_scope S>
+  static XB_INLINE uint64_t fetch_add(uint64_t* w, uint64_t v, mem_order o) {
+    return __atomic_fetch_add(w, v, static_cast<int>(o));
+  }
+  template <mem_scope S>
+  static XB_INLINE bool compare_exchange(uint64_t* w, uint64_t& expected, uint64_t desired,
+                                         mem_order o) {
+    return __atomic_compare_exchange_n(w, &expected, desired, false, static_cast<int>(o),
+                                       __ATOMIC_RELAXED);
+  }
+
+  // Polling loads. ThreadSanitizer does not model standalone fences, so the host polls with
+  // acquire loads and needs no fence after a successful poll.
+  template <mem_scope S>
+  static XB_INLINE uint64_t poll(const uint64_t* w) {
+    return __atomic_load_n(w, __ATOMIC_ACQUIRE);
+  }
+  template <mem_scope S>
+  static XB_INLINE void after_poll() {}
+
+  // Arrivals are not aggregated on the host (no lanes); the caller is always the leader.
+  struct aggregate {
+    uint64_t old;
+    uint32_t total;
+    bool leader;
+  };
+  template <mem_scope S, class Rmw>
+  static XB_INLINE aggregate arrive_aggregated(uint64_t* /*w*/, uint32_t update, Rmw rmw) {
+    return aggregate{rmw(update), update, true};
+  }
+
+  static XB_INLINE void fence(mem_scope, mem_order o) { __atomic_thread_fence(static_cast<int>(o)); }
+
+  static XB_INLINE void copy(void* dst, const void* src, size_t bytes) { memcpy(dst, src, bytes); }
+
+  static XB_INLINE uint64_t now_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+  }
+
+  static XB_INLINE uint64_t wait_timeout_ns() {
+    xb_host_thread* t = host::current();
+    return t ? t->launch->wait_timeout_ns : XB_DEFAULT_WAIT_TIMEOUT_NS;
+  }
+
+  // Called once per failed poll. Inside a launch: unwind if the launch was aborted, else
+  // let sibling fibers run. Outside one: spin a little, then give the core away.
+  static inline void backoff(uint32_t& iteration) {
+    ++iteration;
+    xb_host_thread* t = host::current();
+    if (t) {
+      if (__atomic_load_n(&t->launch->abort, __ATOMIC_RELAXED)) throw host::kernel_aborted{};
+      if (t->launch->yield_fn) {
+        t->launch->yield_fn(t->fiber);
+        return;
+      }
+    }
+    if (iteration < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+      return;
+    }
+    sched_yield();
+  }
+
+  // A barrier word changed in a way a waiter may care about (a phase was published).
+  static XB_INLINE void notify(uint64_t*) {
+    xb_host_thread* t = host::current();
+    if (t && t->launch->notify_fn) t->launch->notify_fn(t->launch->scheduler);
+  }
+
+  static inline bool is_shared(const void* p) {
+    xb_host_thread* t = host::current();
+    if (!t) return true;  // a bare driver has no notion of shared memory
+    const char* c = static_cast<const char*>(p);
+    const char* dyn = reinterpret_cast<const char*>(t->block->dynamic_shared);
+    if (dyn && c >= dyn && c < dyn + t->block->dynamic_shared_bytes) return true;
+    return __start_xb_shared && c >= __start_xb_shared && c < __stop_xb_shared;
+  }
+
+  [[noreturn]] static inline void fault(xb_fault_record r) {
+    xb_host_thread* t = host::current();
+    if (!t) {
+      fprintf(stderr, "xbarrier: fault kind %u in op %u (value %lld, limit %lld)\n", r.kind,
+              r.op, static_cast<long long>(r.value), static_cast<long long>(r.limit));
+      abort();
+    }
+    for (int i = 0; i < 3; ++i) {
+      r.block[i] = t->block->index[i];
+      r.thread[i] = t->index[i];
+    }
+    xb_host_launch* l = t->launch;
+    if (__atomic_exchange_n(&l->fault_claimed, 1u, __ATOMIC_ACQ_REL) == 0) l->fault = r;
+    __atomic_store_n(&l->abort, 1u, __ATOMIC_RELEASE);
+    if (l->notify_fn) l->notify_fn(l->scheduler);
+    throw host::kernel_aborted{};
+  }
+};
+
+using platform = host_platform;
+
+}  // namespace detail
+}  // namespace xb

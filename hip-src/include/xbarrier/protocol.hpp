@@ -1,0 +1,274 @@
+// xbarrier/protocol.hpp - the portable barrier protocol: cuda::barrier's phases, arrival
+// counts and tx-count on one 8-byte word, written against a platform layer P
+// (platform/host.hpp, platform/amdgcn.hpp, platform/cuda.hpp) that supplies scoped atomics,
+// fences, back-off, wave aggregation and fault reporting. The same code runs on AMD GPUs, on
+// NVIDIA GPUs (the "emulated" variant) and on CPU threads.
+//
+// ---------------------------------------------------------------------------------------
+// The word (block scope; device/system scope use the wide layout: no tx, 31-bit counts)
+//
+//   63   62    61   60 ........ 41   40 ........ 20   19 ......... 0
+//   R    guard Z    A (20 bits)      T (21 bits)      E (20 bits)
+//
+//   E  expected count of the next phases (init's count, lowered by arrive_and_drop)
+//   A  arrivals, counted up from 2^20 - E; the arrival that makes the count reach 2^20
+//      carries into Z. Pending arrivals = 2^20 - A while Z is clear.
+//   Z  all arrivals of the phase are in
+//   T  tx-count of the phase, biased by 2^20 (so it may be negative: a copy may land before
+//      its expect_tx, seeds/cuda-barrier.rst and research/MBARRIER-GROUND-TRUTH.md P1)
+//   R  parity of the phase in progress; it flips when a phase is published complete
+//   guard  catches a carry out of Z (over-arrival) before it can reach R
+//
+// Why this is correct
+//
+// 1. A phase completes when Z is set and T == 0 ("claimed"). Arrivals change only A/Z/E
+//    with one fetch_add; tx operations (arrive_tx, expect_tx, complete_tx) change T with a
+//    compare-and-swap. Every operation that turns a non-claimed word into a claimed one
+//    sees that transition in its own atomic result, and atomics on one word are totally
+//    ordered, so exactly one operation claims each phase: its thread is the completer.
+//    T must be exactly 0, not <= 0 (P1: pending 0 and tx -16 is not complete), and an
+//    expect_tx alone can claim (P1, second step), because tx operations test for the claim
+//    just as arrivals do.
+// 2. The completer runs the completion function, then publishes with a single fetch_add
+//    that flips R and subtracts E from Z:A (Z:A >= 2^20 > E, so nothing borrows). Waiters
+//    return only when R differs from their token's parity, so the completion function has
+//    finished before any waiter of that phase returns, and it ran exactly once (1.).
+// 3. No arrival of phase k+1 is counted in phase k. While a phase is claimed but not yet
+//    published, the word is in the claimed state and:
+//    - tx operations see it in the value they would swap against and wait for the publish
+//      (so T stays 0 until then: a second claim of the same phase is impossible);
+//    - an arrival's fetch_add adds to A, which the claim left at 0: these arrivals are for
+//      k+1. The publish subtracts E from Z:A instead of storing a fresh count, so they stay
+//      counted (the commutative reload of CCCL's software barrier). The arriving thread sees
+//      the claimed state in its own result, waits for the publish, and returns the parity
+//      of k+1; without that wait its token would alias phase k.
+//    - if those arrivals already make up all of phase k+1 (and T is 0), the publish itself
+//      lands in the claimed state: the completer sees that in its result and completes
+//      k+1 as well (loop in complete()).
+//    The publish uses E as seen at the claim: an arrive_and_drop counted in k+1 lowers E
+//    only for k+2 on, which is what cuda::barrier specifies.
+// 4. Memory ordering: arrivals and tx updates are acq_rel RMWs, the publish is an acq_rel
+//    RMW later in the same word's modification order, and waiters poll with acquire (or
+//    relaxed polls then one acquire fence, where the platform says so). Every RMW continues
+//    the release sequences of the earlier ones, so a waiter that reads the published R
+//    synchronizes with every arrival of the phase and with the completer.
+// ---------------------------------------------------------------------------------------
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#include "abi.h"
+#include "scope.hpp"
+
+namespace xb {
+namespace detail {
+
+// Field widths of the two layouts.
+struct block_layout {
+  static constexpr unsigned count_bits = 20;  // PTX mbarrier limits: counts and tx < 2^20
+  static constexpr bool has_tx = true;
+  static constexpr unsigned t_shift = 20;
+  static constexpr unsigned t_bits = 21;
+  static constexpr unsigned a_shift = 41;
+};
+struct wide_layout {
+  static constexpr unsigned count_bits = 31;  // int32 max, as cuda::barrier for wider scopes
+  static constexpr bool has_tx = false;
+  static constexpr unsigned t_shift = 0;
+  static constexpr unsigned t_bits = 0;
+  static constexpr unsigned a_shift = 31;
+};
+
+template <class L>
+struct word {
+  static constexpr uint64_t one = 1;
+  static constexpr int64_t max_count = (int64_t(1) << L::count_bits) - 1;
+  static constexpr uint64_t count_mask = uint64_t(max_count);
+  static constexpr unsigned z_shift = L::a_shift + L::count_bits;
+  static constexpr uint64_t r_bit = one << 63;
+  static constexpr int64_t t_bias = L::has_tx ? (int64_t(1) << (L::t_bits - 1)) : 0;
+  static constexpr uint64_t t_mask = L::has_tx ? ((one << L::t_bits) - 1) << L::t_shift : 0;
+
+  static XB_INLINE constexpr uint64_t initial(uint64_t expected) {
+    return (((one << L::count_bits) - expected) << L::a_shift) |
+           (uint64_t(t_bias) << L::t_shift) | expected;
+  }
+  static XB_INLINE constexpr int64_t expected(uint64_t s) { return int64_t(s & count_mask); }
+  static XB_INLINE constexpr uint64_t arrived(uint64_t s) { return (s >> L::a_shift) & count_mask; }
+  static XB_INLINE constexpr bool all_arrived(uint64_t s) { return (s >> z_shift) & 1; }
+  static XB_INLINE constexpr bool parity(uint64_t s) { return (s >> 63) != 0; }
+  static XB_INLINE constexpr int64_t tx(uint64_t s) {
+    return L::has_tx ? int64_t((s & t_mask) >> L::t_shift) - t_bias : 0;
+  }
+  static XB_INLINE constexpr int64_t pending(uint64_t s) {
+    return all_arrived(s) ? 0 : (int64_t(1) << L::count_bits) - int64_t(arrived(s));
+  }
+  // All arrivals in and tx-count exactly 0: the phase is complete but not yet published.
+  static XB_INLINE constexpr bool claimed(uint64_t s) { return all_arrived(s) && tx(s) == 0; }
+  static XB_INLINE constexpr uint64_t with_tx(uint64_t s, int64_t t) {
+    return (s & ~t_mask) | ((uint64_t(t + t_bias) << L::t_shift) & t_mask);
+  }
+};
+
+// The protocol for one platform P and one thread scope. All functions work on the word.
+template <class P, thread_scope Scope>
+struct protocol {
+  static constexpr bool block_like = Scope == thread_scope_block || Scope == thread_scope_thread;
+  struct layout_pick {
+    static constexpr unsigned count_bits = block_like ? block_layout::count_bits : wide_layout::count_bits;
+    static constexpr bool has_tx = block_like;
+    static constexpr unsigned t_shift = block_like ? block_layout::t_shift : wide_layout::t_shift;
+    static constexpr unsigned t_bits = block_like ? block_layout::t_bits : wide_layout::t_bits;
+    static constexpr unsigned a_shift = block_like ? block_layout::a_shift : wide_layout::a_shift;
+  };
+  using L = layout_pick;
+  using W = word<L>;
+  static constexpr mem_scope ms = scope_of(Scope);
+  static constexpr int64_t max_count = W::max_count;
+  // Per-call limit of tx updates (PTX: 0..2^20-1), and of the phase's running tx-count.
+  static constexpr int64_t max_tx = (int64_t(1) << 20) - 1;
+
+  [[noreturn]] static XB_DEVICE void fault(uint32_t kind, uint32_t op, const uint64_t* w,
+                                           uint64_t state, int64_t value, int64_t limit) {
+    xb_fault_record r = {};
+    r.kind = kind;
+    r.op = op;
+    r.barrier = reinterpret_cast<uint64_t>(w);
+    r.value = value;
+    r.limit = limit;
+    r.pending = W::pending(state);
+    r.tx = W::tx(state);
+    r.expected = W::expected(state);
+    r.phase_parity = W::parity(state);
+    r.scope = static_cast<uint32_t>(Scope);
+    P::fault(r);
+  }
+
+  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected) {
+    if (XB_CHECKED && (expected < 1 || expected > max_count))
+      fault(XB_FAULT_INIT_COUNT, XB_OP_INIT, w, 0, expected, max_count);
+    P::template store<ms>(w, W::initial(uint64_t(expected)), mem_order::relaxed);
+  }
+
+  // Wait until the phase of parity `parity` is published. Bounded in checked builds.
+  static XB_DEVICE void wait_parity(const uint64_t* w, bool parity, uint32_t op = XB_OP_WAIT) {
+    uint64_t s = P::template poll<ms>(w);
+    if (XB_LIKELY(W::parity(s) != parity)) {
+      P::template after_poll<ms>();
+      return;
+    }
+    uint32_t iteration = 0;
+    const uint64_t start = XB_CHECKED ? P::now_ns() : 0;
+    const uint64_t bound = XB_CHECKED ? P::wait_timeout_ns() : 0;
+    do {
+      P::backoff(iteration);
+      if (XB_CHECKED && bound && (iteration & 15) == 0) {
+        const uint64_t elapsed = P::now_ns() - start;
+        if (elapsed > bound) fault(XB_FAULT_WAIT_TIMEOUT, op, w, s, int64_t(elapsed), int64_t(bound));
+      }
+      s = P::template poll<ms>(w);
+    } while (W::parity(s) == parity);
+    P::template after_poll<ms>();
+  }
+
+  static XB_INLINE bool test_parity(const uint64_t* w, bool parity) {
+    if (W::parity(P::template poll<ms>(w)) == parity) return false;
+    P::template after_poll<ms>();
+    return true;
+  }
+
+  // Poll until the phase is published or `timeout_ns` has passed.
+  static XB_DEVICE bool wait_parity_for(const uint64_t* w, bool parity, uint64_t timeout_ns) {
+    if (test_parity(w, parity)) return true;
+    const uint64_t start = P::now_ns();
+    uint32_t iteration = 0;
+    for (;;) {
+      P::backoff(iteration);
+      if (test_parity(w, parity)) return true;
+      if (P::now_ns() - start >= timeout_ns) return false;
+    }
+  }
+
+  // The completion step and publish of a claimed phase (see 2. and 3. above).
+  template <class Completion>
+  static XB_DEVICE void complete(uint64_t* w, uint64_t claimed_state, Completion& completion) {
+    for (;;) {
+      completion();
+      const uint64_t delta = W::r_bit - (uint64_t(W::expected(claimed_state)) << L::a_shift);
+      const uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::acq_rel);
+      const uint64_t now = old + delta;
+      P::notify(w);
+      if (XB_CHECKED && W::all_arrived(now) && W::arrived(now) != 0)
+        fault(XB_FAULT_OVER_ARRIVAL, XB_OP_ARRIVE, w, now,
+              int64_t(W::arrived(now)) + W::expected(claimed_state), W::expected(claimed_state));
+      // Arrivals made during the completion step completed the next phase as well; a
+      // barrier everyone dropped from expects nobody, and stays as it is.
+      if (!W::claimed(now) || W::expected(claimed_state) == 0) return;
+      claimed_state = now;
+    }
+  }
+
+  // arrive(update) and arrive_and_drop(): one fetch_add (per wave where the platform
+  // aggregates). Returns the parity of the phase the arrival was counted in.
+  template <class Completion>
+  static XB_DEVICE bool arrive(uint64_t* w, ptrdiff_t update, Completion& completion, bool drop) {
+    const uint32_t op = drop ? XB_OP_ARRIVE_AND_DROP : XB_OP_ARRIVE;
+    if (XB_CHECKED && (update < 1 || update > max_count))
+      fault(XB_FAULT_UPDATE_RANGE, op, w, P::template load<ms>(w, mem_order::relaxed), update, max_count);
+    typename P::aggregate a;
+    uint64_t delta;
+    if (drop) {
+      delta = (uint64_t(update) << L::a_shift) - 1;  // and E - 1 for later phases
+      a = typename P::aggregate{P::template fetch_add<ms>(w, delta, mem_order::acq_rel), uint32_t(update), true};
+    } else {
+      a = P::template arrive_aggregated<ms>(w, uint32_t(update), [w](uint32_t total) {
+        return P::template fetch_add<ms>(w, uint64_t(total) << L::a_shift, mem_order::acq_rel);
+      });
+      delta = uint64_t(a.total) << L::a_shift;
+    }
+    const uint64_t old = a.old;
+    if (W::claimed(old)) {
+      // Counted for the next phase while this one's completion step runs (3. above).
+      wait_parity(w, W::parity(old), op);
+      return !W::parity(old);
+    }
+    if (XB_CHECKED && a.leader) {
+      if (int64_t(a.total) > W::pending(old))
+        fault(XB_FAULT_OVER_ARRIVAL, op, w, old, a.total, W::pending(old));
+      if (drop && W::expected(old) == 0) fault(XB_FAULT_DROP_EMPTY, op, w, old, 1, 0);
+    }
+    const uint64_t now = old + delta;
+    if (a.leader && W::claimed(now)) complete(w, now, completion);
+    return W::parity(old);
+  }
+
+  // arrive_tx (arrivals > 0), expect_tx (arrivals 0, tx > 0) and complete_tx (tx < 0), each
+  // one compare-and-swap so that the arrival and the tx change are a single atomic step.
+  template <class Completion>
+  static XB_DEVICE bool tx_update(uint64_t* w, uint32_t arrivals, int64_t tx_delta,
+                                  Completion& completion, uint32_t op) {
+    uint64_t old = P::template load<ms>(w, mem_order::relaxed);
+    uint64_t now;
+    uint32_t iteration = 0;
+    for (;;) {
+      if (W::claimed(old)) {  // the previous phase's completion step is running (3. above)
+        wait_parity(w, W::parity(old), op);
+        old = P::template load<ms>(w, mem_order::relaxed);
+        continue;
+      }
+      if (XB_CHECKED && int64_t(arrivals) > W::pending(old))
+        fault(XB_FAULT_OVER_ARRIVAL, op, w, old, arrivals, W::pending(old));
+      const int64_t t = W::tx(old) + tx_delta;
+      if (XB_CHECKED && (t > max_tx || t < -max_tx))
+        fault(XB_FAULT_TX_OVERFLOW, op, w, old, t, t > 0 ? max_tx : -max_tx);
+      now = W::with_tx(old + (uint64_t(arrivals) << L::a_shift), t);
+      if (P::template compare_exchange<ms>(w, old, now, mem_order::acq_rel)) break;
+      P::backoff(iteration);
+    }
+    if (W::claimed(now)) complete(w, now, completion);
+    return W::parity(old);
+  }
+};
+
+}  // namespace detail
+}  // namespace xb
