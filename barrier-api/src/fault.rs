@@ -223,9 +223,14 @@ impl BarrierFault {
 impl fmt::Display for BarrierFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let r = &self.record;
+        let state = if r.pending < 0 {
+            "barrier not initialized".to_owned()
+        } else {
+            format!("phase parity {}, pending {}, tx {}, expected {}", r.phase_parity, r.pending, r.tx, r.expected)
+        };
         write!(
             f,
-            "barrier fault in kernel `{}`: {} on {}-scope barrier {:#x}, block ({},{},{}) thread ({},{},{}): {} [phase parity {}, pending {}, tx {}, expected {}]",
+            "barrier fault in kernel `{}`: {} on {}-scope barrier {:#x}, block ({},{},{}) thread ({},{},{}): {} [{}]",
             self.kernel,
             self.op.api_name(),
             self.scope_name(),
@@ -237,10 +242,7 @@ impl fmt::Display for BarrierFault {
             r.thread[1],
             r.thread[2],
             self.what(),
-            r.phase_parity,
-            r.pending,
-            r.tx,
-            r.expected
+            state
         )
     }
 }

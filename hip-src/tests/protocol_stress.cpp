@@ -18,8 +18,11 @@
 //   - xb::device::barrier_arrive_tx, xb::device::barrier_expect_tx and
 //     xb::detail::complete_tx, with the completing thread other than the expecting one and
 //     racing it, so the tx-count is transiently negative; complete_tx split in two parts;
-//     zero-byte expect_tx / arrive_tx; a "late" transfer completed after the expecting
-//     thread's arrive_tx by any thread, including one that has already dropped out;
+//     zero-byte expect_tx / arrive_tx; a "late" transfer whose complete_tx comes after the
+//     expecting op, by any thread of the round (one that has already made its last arrival,
+//     or dropped out); a "late expect" whose barrier_expect_tx comes after the completion of
+//     its bytes and after all arrivals, so that the expect_tx itself completes the phase
+//     (MBARRIER-GROUND-TRUTH.md P1);
 //   - wait(token), wait_parity, try_wait loops, try_wait_for loops, try_wait_parity(_for)
 //     loops, arrive_and_wait, and "early" threads that learn from the completion function
 //     that phase k is complete and arrive for k+1 while k's completion step still runs
@@ -41,6 +44,14 @@
 //   - after the round: exactly the planned number of phases completed, no more.
 // The protocol's own checked mode (XB_CHECKED=1) adds over-arrival, tx-range and deadlock
 // (wait timeout) faults, which abort the process.
+//
+// Early arrivals and the parity ABA. An arrival counted in phase k+1 while phase k is
+// claimed waits inside protocol::arrive until the claim is published. An earlier protocol
+// waited for R to flip instead; when that arrival completed k+1 as well, complete() published
+// k and k+1 back to back, R flipped twice, and the thread waited forever. Early threads may
+// therefore make any arrival (also their last of k+1) while k is claimed: the regression
+// check for that fix. PROTOCOL_STRESS_FULL_EARLY=0 restricts early threads to operations that
+// keep k+1 open (the schedule the old protocol survived).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -61,6 +72,17 @@ namespace {
 
 constexpr int kMaxThreads = 16;
 constexpr int kMaxTransfers = 4;      // up to 3 ordinary transfers and 1 late one per phase
+
+// Which operation ran a completion step (statistics; set by each thread before each call).
+enum StepOp : uint8_t { S_ARRIVE, S_ARRIVE_AND_WAIT, S_ARRIVE_TX, S_DROP, S_EXPECT, S_COMPLETE, S_COUNT };
+const char* const kStepNames[S_COUNT] = {"arrive", "arrive_and_wait", "barrier_arrive_tx", "arrive_and_drop",
+                                         "barrier_expect_tx", "complete_tx"};
+thread_local StepOp tls_op = S_ARRIVE;
+thread_local uint64_t tls_call = 0, tls_step_call = ~uint64_t(0);  // barrier calls made; last with a step
+void set_op(StepOp op) {
+  tls_op = op;
+  ++tls_call;
+}
 constexpr uint64_t kHangNs = 30000000000ull;  // our own polls give up after 30 s
 
 uint64_t g_seed = 0;
@@ -115,7 +137,7 @@ enum OpKind : uint8_t { OP_ARRIVE, OP_ARRIVE_TX, OP_DROP, OP_EXPECT, OP_COMPLETE
 struct Op {
   OpKind kind;
   int8_t transfer = -1;     // tx ops: index of the transfer in the phase (-1: a 0-byte op)
-  bool post_late = false;   // after this op, tell the late completer its bytes are expected
+  bool post_late = false;   // after this op, tell the thread serving the late transfer
   bool first_part = false;  // OP_COMPLETE: write the payload before this part
   int32_t n = 0;            // arrival units
   int32_t tx = 0;           // tx bytes
@@ -142,12 +164,13 @@ struct ThreadPhase {
   uint8_t timeout_pick = 0;
   bool participant = false;   // expected in this phase (quota > 0)
   bool continuing = false;    // still expected in the next phase: waits for this one
-  bool late_service = false;  // completes this phase's late transfer
+  bool late_service = false;  // serves this phase's late transfer (its complete or its expect)
 };
 
 struct Transfer {
   int expecter, completer, bytes;
-  bool late;
+  bool late;         // the complete_tx comes after the expect, from any thread
+  bool late_expect;  // the expect_tx comes after the complete_tx and all arrivals
 };
 
 struct PhasePlan {
@@ -174,6 +197,8 @@ struct Round {
   uint64_t slot[2][kMaxThreads] = {};
   uint64_t payload[2][kMaxTransfers] = {};
   long phases_done = 0;  // written only by the completion function
+  uint64_t completed_by[S_COUNT] = {};  // likewise
+  uint64_t back_to_back = 0;  // likewise: a second step in the same call (complete()'s loop)
 
   // Side channels (atomics).
   std::atomic<long> completing{-1};  // last phase whose completion function has checked in
@@ -198,7 +223,8 @@ struct Round {
       const uint64_t want = payload_value(id, k, int(t));
       if (payload[k & 1][t] != want)
         fail(id, "%s of phase %ld: payload of transfer %zu (thread %d -> %d%s) written before complete_tx is not visible",
-             who, k, t, ph.tr[t].expecter, ph.tr[t].completer, ph.tr[t].late ? ", late" : "");
+             who, k, t, ph.tr[t].expecter, ph.tr[t].completer,
+             ph.tr[t].late ? ", late" : ph.tr[t].late_expect ? ", late expect" : "");
     }
   }
 
@@ -217,6 +243,9 @@ struct Round {
       fail(id, "completion of phase %ld with %llu tx bytes expected and %llu completed, phases 0..%ld have %llu", p,
            (unsigned long long)te, (unsigned long long)tc, p, (unsigned long long)cum_tx[size_t(p)]);
     phases_done = p + 1;
+    ++completed_by[tls_op];
+    if (tls_step_call == tls_call) ++back_to_back;
+    tls_step_call = tls_call;
     completing.store(p, std::memory_order_release);
     if (phases[size_t(p)].linger)
       for (int i = 0; i < 3; ++i) sched_yield();
@@ -269,12 +298,12 @@ void add_complete(Rng& rng, std::vector<Op>& ops, int t, int bytes) {
 uint64_t count_ops(const ThreadPhase& tp) {
   uint64_t n = 0;
   for (const Op& op : tp.ops) n += op.kind != OP_PROBE;
-  if (tp.late_service) n += 2;  // a probe and the complete_tx
+  if (tp.late_service) n += 2;  // a probe and the tx op
   if (tp.participant && tp.continuing && tp.wait != W_ARRIVE_AND_WAIT) n += 1;  // the wait
   return n;
 }
 
-std::unique_ptr<Round> plan_round(Rng& rng, int id, int threads, RoundKind kind) {
+std::unique_ptr<Round> plan_round(Rng& rng, int id, int threads, RoundKind kind, bool full_early) {
   auto r = std::make_unique<Round>();
   r->id = id;
   r->threads = threads;
@@ -327,19 +356,38 @@ std::unique_ptr<Round> plan_round(Rng& rng, int id, int threads, RoundKind kind)
         const int bytes = 16 * (1 + int(rng.below(256)));
         add_expect(rng, ph.th[size_t(e)].ops, t, bytes, false);
         add_complete(rng, ph.th[size_t(c)].ops, t, bytes);
-        ph.tr.push_back(Transfer{e, c, bytes, false});
+        ph.tr.push_back(Transfer{e, c, bytes, false, false});
         ph.tx += uint64_t(bytes);
       }
-      if (rng.chance(1, 3)) {
-        // The late transfer: completed after the expecting op by any thread of the round,
-        // possibly after its own last arrival, possibly one that has dropped out.
+      if (rng.chance(1, 2)) {
+        // The late transfer: its second half comes from any thread of the round, possibly
+        // after that thread's own last arrival, possibly from one that has dropped out. At
+        // most one per phase, so that once all arrivals are in the tx-count is nonzero
+        // (+bytes or -bytes) until it lands.
         const int t = int(ph.tr.size());
-        const int e = parts[rng.below(uint32_t(parts.size()))];
-        const int c = int(rng.below(uint32_t(threads)));
         const int bytes = 16 * (1 + int(rng.below(256)));
-        add_expect(rng, ph.th[size_t(e)].ops, t, bytes, true);
-        ph.th[size_t(c)].late_service = true;
-        ph.tr.push_back(Transfer{e, c, bytes, true});
+        if (rng.chance(1, 2)) {
+          // expect (or arrive_tx) by a participant, then complete_tx by the server.
+          const int e = parts[rng.below(uint32_t(parts.size()))];
+          const int c = int(rng.below(uint32_t(threads)));
+          add_expect(rng, ph.th[size_t(e)].ops, t, bytes, true);
+          ph.th[size_t(c)].late_service = true;
+          ph.tr.push_back(Transfer{e, c, bytes, true, false});
+        } else {
+          // complete_tx by a participant, then expect_tx by the server (tx-count below 0
+          // until then; the expect alone may complete the phase).
+          const int c = parts[rng.below(uint32_t(parts.size()))];
+          const int e = int(rng.below(uint32_t(threads)));
+          std::vector<Op>& ops = ph.th[size_t(c)].ops;
+          Op op{OP_COMPLETE};
+          op.transfer = int8_t(t);
+          op.tx = bytes;
+          op.first_part = true;
+          op.post_late = true;
+          ops.insert(ops.begin() + long(rng.below(uint32_t(ops.size()))), op);
+          ph.th[size_t(e)].late_service = true;
+          ph.tr.push_back(Transfer{e, c, bytes, false, true});
+        }
         ph.late = t;
         ph.tx += uint64_t(bytes);
       }
@@ -384,6 +432,26 @@ std::unique_ptr<Round> plan_round(Rng& rng, int id, int threads, RoundKind kind)
     for (const ThreadPhase& tp : ph.th) r->planned_ops += count_ops(tp);
     r->phases.push_back(std::move(ph));
   }
+  // An early thread arrives for k+1 while phase k's completion step may still run, and its
+  // first operation then waits inside the protocol for k to be published. If that first
+  // operation is a plain arrive / arrive_and_drop that hands in its last arrival of k+1,
+  // phase k+1 can complete without it and the parity flips back before it looks: it waits
+  // forever (see "the parity ABA" at the top). Unless asked to exercise that, early threads
+  // keep phase k+1 open until their first operation has returned.
+  if (!full_early) {
+    for (size_t k = 0; k + 1 < r->phases.size(); ++k) {
+      for (int i = 0; i < threads; ++i) {
+        ThreadPhase& tp = r->phases[k].th[size_t(i)];
+        if (tp.wait != W_EARLY) continue;
+        const ThreadPhase& next = r->phases[k + 1].th[size_t(i)];
+        size_t first = 0;
+        while (first < next.ops.size() && next.ops[first].kind == OP_PROBE) ++first;
+        const OpKind kind = next.ops[first].kind;
+        const bool last = first + 1 == next.ops.size();
+        if (last && (kind == OP_ARRIVE || kind == OP_DROP) && !next.late_service) tp.wait = W_TRY_WAIT;
+      }
+    }
+  }
   return r;
 }
 
@@ -393,7 +461,9 @@ std::unique_ptr<Round> plan_round(Rng& rng, int id, int threads, RoundKind kind)
 struct Stats {
   uint64_t ops = 0, polls = 0;
   uint64_t arrive1 = 0, arrive_n = 0, drops = 0, arrive_tx = 0, expect_tx = 0, complete_tx = 0;
-  uint64_t zero_tx = 0, complete_first = 0, late = 0, late_by_dropped = 0, probes = 0;
+  uint64_t zero_tx = 0, complete_first = 0, late = 0, late_expect = 0, late_by_dropped = 0, probes = 0;
+  uint64_t completed_by[S_COUNT] = {};
+  uint64_t back_to_back = 0;
   uint64_t early = 0, early_unpublished = 0;
   uint64_t waits[W_COUNT] = {};
 
@@ -409,6 +479,8 @@ struct Stats {
     zero_tx += o.zero_tx;
     complete_first += o.complete_first;
     late += o.late;
+    late_expect += o.late_expect;
+    for (int i = 0; i < S_COUNT; ++i) completed_by[i] += o.completed_by[i];
     late_by_dropped += o.late_by_dropped;
     probes += o.probes;
     early += o.early;
@@ -449,24 +521,35 @@ template <class B>
 void serve_late(B& b, Round& r, long k, int i, bool participant, Stats& st) {
   const PhasePlan& ph = r.phases[size_t(k)];
   const Transfer& tr = ph.tr[size_t(ph.late)];
-  Poller poll{r.id, "waiting for the late transfer's expect", k, i};
+  Poller poll{r.id, tr.late_expect ? "waiting for the late expect's complete_tx" : "waiting for the late transfer's expect",
+              k, i};
   for (;;) {
     const long posted = r.late_post.load(std::memory_order_acquire);
     if (posted == k) break;
     if (posted > k) fail(r.id, "thread %d: late transfer of phase %ld skipped (phase %ld posted)", i, k, posted);
     poll(st);
   }
-  // The expect has landed and our bytes are outstanding: phase k cannot be complete.
+  // The first half has landed and ours is outstanding: phase k cannot be complete.
   ++st.probes;
   ++st.ops;
   if (b.try_wait_parity(bool(k & 1)))
-    fail(r.id, "phase %ld reported complete while %d tx bytes of its late transfer were outstanding", k, tr.bytes);
-  r.payload[k & 1][ph.late] = payload_value(r.id, k, ph.late);
-  r.tx_completed.fetch_add(uint64_t(tr.bytes), std::memory_order_relaxed);
-  xb::detail::complete_tx(b, tr.bytes);
+    fail(r.id, "phase %ld reported complete while the %s of %d tx bytes was outstanding", k,
+         tr.late_expect ? "expect" : "completion", tr.bytes);
+  if (tr.late_expect) {
+    r.tx_expected.fetch_add(uint64_t(tr.bytes), std::memory_order_relaxed);
+    set_op(S_EXPECT);
+    xb::device::barrier_expect_tx(b, tr.bytes);
+    ++st.expect_tx;
+    ++st.late_expect;
+  } else {
+    r.payload[k & 1][ph.late] = payload_value(r.id, k, ph.late);
+    r.tx_completed.fetch_add(uint64_t(tr.bytes), std::memory_order_relaxed);
+    set_op(S_COMPLETE);
+    xb::detail::complete_tx(b, tr.bytes);
+    ++st.complete_tx;
+    ++st.late;
+  }
   ++st.ops;
-  ++st.late;
-  ++st.complete_tx;
   if (!participant) ++st.late_by_dropped;
 }
 
@@ -492,10 +575,12 @@ void worker(B& b, Round& r, int i, Stats& st) {
         case OP_ARRIVE:
           r.units.fetch_add(uint64_t(op.n), std::memory_order_relaxed);
           if (last && tp.wait == W_ARRIVE_AND_WAIT) {
+            set_op(S_ARRIVE_AND_WAIT);
             b.arrive_and_wait();
             waited = true;
             ++st.waits[W_ARRIVE_AND_WAIT];
           } else {
+            set_op(S_ARRIVE);
             tok = b.arrive(op.n);
             have_tok = true;
             check_token<B>(r, tok, k, i, "arrive");
@@ -506,6 +591,7 @@ void worker(B& b, Round& r, int i, Stats& st) {
           r.units.fetch_add(uint64_t(op.n), std::memory_order_relaxed);
           r.tx_expected.fetch_add(uint64_t(op.tx), std::memory_order_relaxed);
           if (op.transfer >= 0) r.expect_mark[op.transfer].store(k, std::memory_order_seq_cst);
+          set_op(S_ARRIVE_TX);
           tok = xb::device::barrier_arrive_tx(b, op.n, op.tx);
           have_tok = true;
           check_token<B>(r, tok, k, i, "barrier_arrive_tx");
@@ -515,12 +601,14 @@ void worker(B& b, Round& r, int i, Stats& st) {
           break;
         case OP_DROP:
           r.units.fetch_add(1, std::memory_order_relaxed);
+          set_op(S_DROP);
           b.arrive_and_drop();
           ++st.drops;
           break;
         case OP_EXPECT:
           r.tx_expected.fetch_add(uint64_t(op.tx), std::memory_order_relaxed);
           if (op.transfer >= 0) r.expect_mark[op.transfer].store(k, std::memory_order_seq_cst);
+          set_op(S_EXPECT);
           xb::device::barrier_expect_tx(b, op.tx);
           if (op.post_late) r.late_post.store(k, std::memory_order_release);
           ++st.expect_tx;
@@ -529,7 +617,9 @@ void worker(B& b, Round& r, int i, Stats& st) {
         case OP_COMPLETE:
           if (op.first_part) r.payload[k & 1][op.transfer] = payload_value(r.id, k, op.transfer);
           r.tx_completed.fetch_add(uint64_t(op.tx), std::memory_order_relaxed);
+          set_op(S_COMPLETE);
           xb::detail::complete_tx(b, op.tx);
+          if (op.post_late) r.late_post.store(k, std::memory_order_release);
           // The expecter marks before its expect: no mark yet means the complete came first
           // and the phase's tx-count went below zero.
           if (op.first_part && r.expect_mark[op.transfer].load(std::memory_order_seq_cst) != k) ++st.complete_first;
@@ -546,8 +636,9 @@ void worker(B& b, Round& r, int i, Stats& st) {
           break;
       }
       ++st.ops;
-      // Every barrier operation waits for a claimed phase to be published before it counts.
-      published = true;
+      // An arrival or tx op that finds phase k-1 claimed waits for its publish (it needs the
+      // phase's parity); arrive_and_drop returns nothing, so it need not wait.
+      if (op.kind != OP_DROP) published = true;
     }
     if (tp.late_service) serve_late(b, r, k, i, true, st);
     if (!tp.continuing) continue;  // dropped out: no token, no wait (later phases may alias)
@@ -632,6 +723,8 @@ void run_round(B& b, Round& r, Stats& total) {
   for (int i = 0; i < r.threads; ++i) ts.emplace_back([&b, &r, i, &stats] { worker(b, r, i, stats[size_t(i)]); });
   for (auto& t : ts) t.join();
   for (auto& s : stats) total.add(s);
+  for (int i = 0; i < S_COUNT; ++i) total.completed_by[i] += r.completed_by[i];
+  total.back_to_back += r.back_to_back;
 
   const long P = long(r.phases.size());
   if (r.has_completion && r.phases_done != P)
@@ -656,12 +749,14 @@ int main(int argc, char** argv) {
   g_seed = argc > 1 ? strtoull(argv[1], nullptr, 0) : 0x5eedba77ull;
   const uint64_t min_ops = argc > 2 ? strtoull(argv[2], nullptr, 0) : 1000000ull;
   const int threads = argc > 3 ? atoi(argv[3]) : 4;
+  const char* fe = getenv("PROTOCOL_STRESS_FULL_EARLY");
+  const bool full_early = !(fe && *fe == '0');  // on by default since the fix; =0 restricts
   if (threads < 1 || threads > kMaxThreads) {
     fprintf(stderr, "protocol_stress: threads must be 1..%d\n", kMaxThreads);
     return 2;
   }
-  printf("protocol_stress: seed=%llu min_ops=%llu threads=%d checked=%d\n", (unsigned long long)g_seed,
-         (unsigned long long)min_ops, threads, int(XB_CHECKED));
+  printf("protocol_stress: seed=%llu min_ops=%llu threads=%d checked=%d full_early=%d\n",
+         (unsigned long long)g_seed, (unsigned long long)min_ops, threads, int(XB_CHECKED), int(full_early));
   fflush(stdout);
 
   Rng rng(g_seed);
@@ -673,7 +768,7 @@ int main(int argc, char** argv) {
   while (total.ops < min_ops) {
     const uint32_t x = rng.below(10);
     const RoundKind kind = x < 5 ? K_BLOCK_COMPLETION : x < 7 ? K_BLOCK_EMPTY : x < 9 ? K_DEVICE_COMPLETION : K_SYSTEM_EMPTY;
-    auto r = plan_round(rng, ++rounds, threads, kind);
+    auto r = plan_round(rng, ++rounds, threads, kind, full_early);
     switch (kind) {
       case K_BLOCK_COMPLETION: run_round<decltype(g_block_completion), true>(g_block_completion, *r, total); break;
       case K_BLOCK_EMPTY: run_round<decltype(g_block_empty), false>(g_block_empty, *r, total); break;
@@ -697,11 +792,15 @@ int main(int argc, char** argv) {
   printf("arrivals: arrive(1) %llu, arrive(n>1) %llu, arrive_and_drop %llu, barrier_arrive_tx %llu\n",
          (unsigned long long)total.arrive1, (unsigned long long)total.arrive_n, (unsigned long long)total.drops,
          (unsigned long long)total.arrive_tx);
-  printf("tx: barrier_expect_tx %llu, complete_tx %llu (late %llu, by a dropped-out thread %llu, "
-         "before the expect %llu), 0-byte %llu\n",
-         (unsigned long long)total.expect_tx, (unsigned long long)total.complete_tx, (unsigned long long)total.late,
-         (unsigned long long)total.late_by_dropped, (unsigned long long)total.complete_first,
-         (unsigned long long)total.zero_tx);
+  printf("tx: barrier_expect_tx %llu, complete_tx %llu, before the expect %llu, 0-byte %llu; late complete %llu, "
+         "late expect %llu, of those by a dropped-out thread %llu\n",
+         (unsigned long long)total.expect_tx, (unsigned long long)total.complete_tx,
+         (unsigned long long)total.complete_first, (unsigned long long)total.zero_tx, (unsigned long long)total.late,
+         (unsigned long long)total.late_expect, (unsigned long long)total.late_by_dropped);
+  printf("completion steps run by:");
+  for (int i = 0; i < S_COUNT; ++i)
+    printf("%s %s %llu", i ? "," : "", kStepNames[i], (unsigned long long)total.completed_by[i]);
+  printf("; two phases in one call %llu\n", (unsigned long long)total.back_to_back);
   printf("waits:");
   for (int w = 0; w < W_COUNT; ++w) printf("%s %s %llu", w ? "," : "", kWaitNames[w], (unsigned long long)total.waits[w]);
   printf("\nearly arrivals while the completion step ran: %llu (phase not yet published: %llu); "

@@ -55,6 +55,9 @@ inline void syncthreads() {
 #define __syncthreads() ::xb::host::syncthreads()
 #define __threadfence_block() ::xb::fence(::xb::thread_scope_block, ::xb::memory_order_seq_cst)
 #define __threadfence() ::xb::fence(::xb::thread_scope_device, ::xb::memory_order_seq_cst)
+// Kernel threads are fibers on the host: a thread spinning on plain memory must let its
+// siblings run. CUDA code that backs off with __nanosleep does so here.
+#define __nanosleep(ns) ::xb::detail::host_platform::relax()
 #define __threadfence_system() ::xb::fence(::xb::thread_scope_system, ::xb::memory_order_seq_cst)
 
 #endif  // XB_PLATFORM_HOST
@@ -70,6 +73,9 @@ XB_INLINE T* dynamic_shared() {
   return reinterpret_cast<T*>(xb_dynamic_shared_memory);
 #endif
 }
+
+// A monotonic clock in nanoseconds (for timeouts and measurements inside kernels).
+XB_INLINE uint64_t clock_ns() { return detail::platform::now_ns(); }
 
 // The calling thread's block as a group (the subset of cooperative_groups::thread_block
 // that xb::memcpy_async needs).

@@ -40,8 +40,10 @@
 //    - an arrival's fetch_add adds to A, which the claim left at 0: these arrivals are for
 //      k+1. The publish subtracts E from Z:A instead of storing a fresh count, so they stay
 //      counted (the commutative reload of CCCL's software barrier). The arriving thread sees
-//      the claimed state in its own result, waits for the publish, and returns the parity
-//      of k+1; without that wait its token would alias phase k.
+//      the claimed state in its own result, waits until the claim is published, and returns
+//      the parity of k+1; without that wait its token would alias phase k. It waits for the
+//      claim to go, not for R to flip: if its arrival completed k+1, the completer publishes
+//      k and k+1 back to back and R flips twice (found by the TSAN stress test).
 //    - if those arrivals already make up all of phase k+1 (and T is 0), the publish itself
 //      lands in the claimed state: the completer sees that in its result and completes
 //      k+1 as well (loop in complete()).
@@ -145,15 +147,25 @@ struct protocol {
   }
 
   static XB_INLINE void init(uint64_t* w, ptrdiff_t expected) {
-    if (XB_CHECKED && (expected < 1 || expected > max_count))
-      fault(XB_FAULT_INIT_COUNT, XB_OP_INIT, w, 0, expected, max_count);
+    if (XB_CHECKED && (expected < 1 || expected > max_count)) {
+      xb_fault_record r = {};  // the word is not initialized yet: no state to report
+      r.kind = XB_FAULT_INIT_COUNT;
+      r.op = XB_OP_INIT;
+      r.barrier = reinterpret_cast<uint64_t>(w);
+      r.value = expected;
+      r.limit = max_count;
+      r.pending = r.expected = -1;
+      r.scope = static_cast<uint32_t>(Scope);
+      P::fault(r);
+    }
     P::template store<ms>(w, W::initial(uint64_t(expected)), mem_order::relaxed);
   }
 
-  // Wait until the phase of parity `parity` is published. Bounded in checked builds.
-  static XB_DEVICE void wait_parity(const uint64_t* w, bool parity, uint32_t op = XB_OP_WAIT) {
+  // Polls until done(state) holds; bounded in checked builds (a deadlock becomes a fault).
+  template <class Done>
+  static XB_DEVICE void poll_until(const uint64_t* w, Done done, uint32_t op) {
     uint64_t s = P::template poll<ms>(w);
-    if (XB_LIKELY(W::parity(s) != parity)) {
+    if (XB_LIKELY(done(s))) {
       P::template after_poll<ms>();
       return;
     }
@@ -167,25 +179,44 @@ struct protocol {
         if (elapsed > bound) fault(XB_FAULT_WAIT_TIMEOUT, op, w, s, int64_t(elapsed), int64_t(bound));
       }
       s = P::template poll<ms>(w);
-    } while (W::parity(s) == parity);
+    } while (!done(s));
     P::template after_poll<ms>();
   }
 
+  // Wait until the phase of parity `parity` is published.
+  static XB_DEVICE void wait_parity(const uint64_t* w, bool parity, uint32_t op = XB_OP_WAIT) {
+    poll_until(w, [parity](uint64_t s) { return W::parity(s) != parity; }, op);
+  }
+
+  // Wait until the claimed phase of parity `parity` has been published. Not "until R
+  // flips": the completer may publish this phase and the next back to back, flipping R
+  // twice before we look again; the claim is gone either way.
+  static XB_DEVICE void wait_claim_published(const uint64_t* w, bool parity, uint32_t op) {
+    poll_until(w, [parity](uint64_t s) { return !W::claimed(s) || W::parity(s) != parity; }, op);
+  }
+
+  // One probe. A failed probe lets the platform relax (the host yields the fiber, so that a
+  // `while (!try_wait(...))` loop cannot starve the threads it waits for).
   static XB_INLINE bool test_parity(const uint64_t* w, bool parity) {
-    if (W::parity(P::template poll<ms>(w)) == parity) return false;
+    if (W::parity(P::template poll<ms>(w)) == parity) {
+      P::relax();
+      return false;
+    }
     P::template after_poll<ms>();
     return true;
   }
 
   // Poll until the phase is published or `timeout_ns` has passed.
   static XB_DEVICE bool wait_parity_for(const uint64_t* w, bool parity, uint64_t timeout_ns) {
-    if (test_parity(w, parity)) return true;
     const uint64_t start = P::now_ns();
     uint32_t iteration = 0;
     for (;;) {
-      P::backoff(iteration);
-      if (test_parity(w, parity)) return true;
+      if (W::parity(P::template poll<ms>(w)) != parity) {
+        P::template after_poll<ms>();
+        return true;
+      }
       if (P::now_ns() - start >= timeout_ns) return false;
+      P::backoff(iteration);
     }
   }
 
@@ -228,8 +259,12 @@ struct protocol {
     }
     const uint64_t old = a.old;
     if (W::claimed(old)) {
-      // Counted for the next phase while this one's completion step runs (3. above).
-      wait_parity(w, W::parity(old), op);
+      // Everyone dropped out: nobody may arrive any more (the barrier never completes again).
+      if (XB_CHECKED && a.leader && W::expected(old) == 0)
+        fault(drop ? XB_FAULT_DROP_EMPTY : XB_FAULT_OVER_ARRIVAL, op, w, old, a.total, 0);
+      // Counted for the next phase while this one's completion step runs (3. above). A
+      // drop returns no token, so it need not wait.
+      if (!drop) wait_claim_published(w, W::parity(old), op);
       return !W::parity(old);
     }
     if (XB_CHECKED && a.leader) {
@@ -252,7 +287,9 @@ struct protocol {
     uint32_t iteration = 0;
     for (;;) {
       if (W::claimed(old)) {  // the previous phase's completion step is running (3. above)
-        wait_parity(w, W::parity(old), op);
+        if (XB_CHECKED && W::expected(old) == 0)  // everyone dropped out: it never completes again
+          fault(arrivals ? XB_FAULT_OVER_ARRIVAL : XB_FAULT_DROP_EMPTY, op, w, old, arrivals, 0);
+        wait_claim_published(w, W::parity(old), op);
         old = P::template load<ms>(w, mem_order::relaxed);
         continue;
       }

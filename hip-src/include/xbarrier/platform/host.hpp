@@ -117,6 +117,15 @@ struct host_platform {
     sched_yield();
   }
 
+  // A non-blocking probe failed (try_wait): let sibling fibers run, nothing more.
+  static inline void relax() {
+    xb_host_thread* t = host::current();
+    if (t && t->launch->yield_fn) {
+      if (__atomic_load_n(&t->launch->abort, __ATOMIC_RELAXED)) throw host::kernel_aborted{};
+      t->launch->yield_fn(t->fiber);
+    }
+  }
+
   // A barrier word changed in a way a waiter may care about (a phase was published).
   static XB_INLINE void notify(uint64_t*) {
     xb_host_thread* t = host::current();

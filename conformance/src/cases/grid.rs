@@ -1,0 +1,30 @@
+//! A device-scope barrier across all blocks of a cooperative grid.
+
+use xbarrier::{Backend, LaunchConfig};
+
+use super::{case, Case};
+use crate::harness::{check_report, launched, CaseResult, Ctx, Pass};
+
+pub fn cases<B: Backend>() -> Vec<Case<B>> {
+    vec![case("device_scope_grid_barrier", "device scope", grid::<B>)]
+}
+
+fn grid<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    let blocks = ctx.device.info().max_cooperative_blocks.clamp(2, 8);
+    let threads = 64u32;
+    for mode in [0u32, 1] {
+        let barrier = ctx.device.alloc::<u64>(1).map_err(|e| e.to_string())?;
+        let data = ctx.device.alloc::<u32>((blocks * threads) as usize).map_err(|e| e.to_string())?;
+        let report = ctx.report()?;
+        let expected = if mode == 0 { blocks } else { blocks * threads };
+        // SAFETY: `xbc_grid_init(xb::barrier<thread_scope_device>* bar, unsigned expected)`;
+        // the barrier is 8 bytes, as the buffer.
+        launched(unsafe { ctx.launch("xbc_grid_init", LaunchConfig::new(1, 1), &[barrier.arg(), expected.into()]) }, "xbc_grid_init")?;
+        let args = [barrier.arg(), data.arg(), report.arg(), 200u32.into(), mode.into()];
+        // SAFETY: `xbc_grid_barrier(grid_barrier* bar, unsigned* data, unsigned long long* report,
+        // unsigned phases, unsigned mode)`; data has one slot per thread of the grid.
+        launched(unsafe { ctx.launch("xbc_grid_barrier", LaunchConfig::new(blocks, threads).cooperative(), &args) }, "xbc_grid_barrier")?;
+        check_report(&report, &format!("mode {mode}"))?;
+    }
+    Ok(Pass(format!("{blocks} blocks x {threads} threads, 200 x2 grid phases, per-block and per-thread arrival")))
+}

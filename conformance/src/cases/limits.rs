@@ -1,0 +1,30 @@
+//! max() of each barrier type.
+
+use xbarrier::{Backend, LaunchConfig};
+
+use super::{case, Case};
+use crate::harness::{launched, CaseResult, Ctx, Pass};
+
+pub fn cases<B: Backend>() -> Vec<Case<B>> {
+    vec![case("max_values", "limits", max::<B>)]
+}
+
+fn max<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    let out = ctx.device.alloc::<i64>(7).map_err(|e| e.to_string())?;
+    // SAFETY: `xbc_max(long long* out)`; out has 7 slots.
+    launched(unsafe { ctx.launch("xbc_max", LaunchConfig::new(1, 1), &[out.arg()]) }, "xbc_max")?;
+    let got = out.download().map_err(|e| e.to_string())?;
+    let block = (1i64 << 20) - 1;
+    let int32 = i64::from(i32::MAX);
+    // cuda::barrier: block scope (1<<20)-1 with or without completion; other scopes int32 max.
+    // For other scopes with a completion function CCCL documents ptrdiff max; here the counts
+    // share one 64-bit word, so it is int32 max as well (README, "Differences from CUDA").
+    let want = [block, block, block, int32, int32, int32, 8];
+    let names = ["block", "block+completion", "thread", "device", "device+completion", "system", "sizeof(block barrier)"];
+    for ((name, want), got) in names.iter().zip(want).zip(&got) {
+        if want != *got {
+            return Err(format!("{name}: got {got}, want {want}"));
+        }
+    }
+    Ok(Pass("block/thread 2^20-1, device/system 2^31-1, block barrier is 8 bytes".into()))
+}

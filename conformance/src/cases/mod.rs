@@ -1,0 +1,52 @@
+//! The case bodies, one per semantic, each generic over the backend.
+
+mod grid;
+mod limits;
+mod litmus;
+mod misuse;
+mod phases;
+mod ring;
+mod tx;
+
+use xbarrier::Backend;
+
+use crate::harness::{CaseResult, Ctx};
+
+/// Which suite a case belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Suite {
+    /// Semantics that must hold.
+    Conformance,
+    /// Misuse that checked builds must report as a fault.
+    Misuse,
+}
+
+/// One test body.
+pub struct Case<B: Backend> {
+    /// Unique name.
+    pub name: &'static str,
+    /// The semantic (a row group of `xbar check`).
+    pub feature: &'static str,
+    /// Its suite.
+    pub suite: Suite,
+    /// The body.
+    pub run: fn(&Ctx<B>) -> CaseResult,
+}
+
+/// Every case, in table order.
+pub fn all_cases<B: Backend>() -> Vec<Case<B>> {
+    let mut cases = Vec::new();
+    cases.extend(phases::cases::<B>());
+    cases.extend(tx::cases::<B>());
+    cases.extend(ring::cases::<B>());
+    cases.extend(grid::cases::<B>());
+    cases.extend(litmus::cases::<B>());
+    cases.extend(limits::cases::<B>());
+    cases.extend(misuse::cases::<B>());
+    cases
+}
+
+/// Shorthand for the case lists.
+pub(crate) fn case<B: Backend>(name: &'static str, feature: &'static str, run: fn(&Ctx<B>) -> CaseResult) -> Case<B> {
+    Case { name, feature, suite: Suite::Conformance, run }
+}

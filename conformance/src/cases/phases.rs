@@ -1,0 +1,79 @@
+//! Phases, tokens, parity, arrival updates, drops and completion functions.
+
+use xbarrier::{Backend, LaunchConfig};
+
+use super::{case, Case};
+use crate::harness::{check_report, launched, CaseResult, Ctx, Pass};
+
+pub fn cases<B: Backend>() -> Vec<Case<B>> {
+    vec![
+        case("reuse_1000_phases", "phases", reuse::<B>),
+        case("split_arrive_wait_tokens", "tokens", split_tokens::<B>),
+        case("wait_parity", "tokens", parity::<B>),
+        case("arrive_update_gt_1", "arrive(update)", arrive_update::<B>),
+        case("arrive_and_drop", "arrive_and_drop", drop::<B>),
+        case("completion_once_before_waiters", "completion", completion::<B>),
+    ]
+}
+
+/// Runs a `(report*, unsigned)` kernel over several block sizes.
+fn per_block_size<B: Backend>(ctx: &Ctx<B>, kernel: &str, sizes: &[u32], count: u32) -> Result<(), String> {
+    for &threads in sizes {
+        let report = ctx.report()?;
+        // SAFETY: the kernel is `(unsigned long long* report, unsigned count)`; `report` lives
+        // until the launch has been synchronized.
+        launched(unsafe { ctx.launch(kernel, LaunchConfig::new(2, threads), &[report.arg(), count.into()]) }, kernel)?;
+        check_report(&report, &format!("{kernel} with {threads} threads"))?;
+    }
+    Ok(())
+}
+
+fn reuse<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    per_block_size(ctx, "xbc_reuse", &[1, 33, 256], 1000)?;
+    per_block_size(ctx, "xbc_reuse", &[1024], 1000)?;
+    Ok(Pass("1000 phases x2 barriers per phase, blocks of 1/33/256/1024 threads, 2 blocks".into()))
+}
+
+fn split_tokens<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    per_block_size(ctx, "xbc_split_tokens", &[2, 64, 300], 300)?;
+    Ok(Pass("300 phases of arrive -> work -> wait / try_wait / wait_parity(token)".into()))
+}
+
+fn parity<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    let report = ctx.report()?;
+    let seen = ctx.device.alloc::<u64>(8).map_err(|e| e.to_string())?;
+    // SAFETY: `xbc_parity(unsigned long long* report, unsigned long long* seen)`.
+    launched(unsafe { ctx.launch("xbc_parity", LaunchConfig::new(1, 1), &[report.arg(), seen.arg()]) }, "xbc_parity")?;
+    let s = seen.download().map_err(|e| e.to_string())?;
+    let want = [1, 0, 1, 0, 1, 0];
+    if s[..6] != want {
+        return Err(format!("parity observations {:?}, expected {want:?} (fresh: parity 1 complete, 0 not; two-phase-old token aliases)", &s[..6]));
+    }
+    Ok(Pass("fresh barrier parity(1)=done parity(0)=pending, flips per phase, 2-phase-old token aliases (P4, P6)".into()))
+}
+
+fn arrive_update<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    per_block_size(ctx, "xbc_arrive_update", &[3, 100, 512], 200)?;
+    Ok(Pass("updates 1..3, whole or split, expected = sum, 200 phases".into()))
+}
+
+fn drop<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    for threads in [1u32, 2, 17, 128] {
+        let report = ctx.report()?;
+        let completed = ctx.device.alloc::<u64>(1).map_err(|e| e.to_string())?;
+        // SAFETY: `xbc_drop(unsigned long long* report, unsigned long long* completed)`.
+        launched(unsafe { ctx.launch("xbc_drop", LaunchConfig::new(1, threads), &[report.arg(), completed.arg()]) }, "xbc_drop")?;
+        check_report(&report, &format!("xbc_drop with {threads} threads"))?;
+        let phases = completed.download().map_err(|e| e.to_string())?[0];
+        let want = 2 * u64::from(threads) - 1;
+        if phases != want {
+            return Err(format!("{threads} threads: completion ran {phases} times, expected {want}"));
+        }
+    }
+    Ok(Pass("one thread drops per round until none is left; counts fall, no early completion".into()))
+}
+
+fn completion<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    per_block_size(ctx, "xbc_completion", &[1, 64, 1024], 500)?;
+    Ok(Pass("500 x2 phases: the completion ran once per phase, before every waiter returned".into()))
+}

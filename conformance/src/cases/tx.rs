@@ -1,0 +1,108 @@
+//! Transaction counts: arrive_tx with memcpy_async_tx, expect_tx from another thread, tx
+//! landing first, the H200's edge cases, and try_wait_for.
+
+use xbarrier::{Backend, LaunchConfig};
+
+use super::{case, Case};
+use crate::harness::{check_report, launched, CaseResult, Ctx, Pass};
+
+pub fn cases<B: Backend>() -> Vec<Case<B>> {
+    vec![
+        case("arrive_tx_memcpy_async_tx_16B_to_64KiB", "tx-count", copy_sizes::<B>),
+        case("expect_tx_from_other_thread", "tx-count", expect_other::<B>),
+        case("tx_edge_cases_match_h200", "tx-count", sequences::<B>),
+        case("try_wait_for_times_out", "try_wait_for", try_wait_for::<B>),
+    ]
+}
+
+fn source(words: usize) -> Vec<u32> {
+    (0..words as u32).map(|i| i.wrapping_mul(2_654_435_761) ^ 0x5bd1_e995).collect()
+}
+
+fn copy_sizes<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    let rounds = 4u32;
+    for bytes in [16u32, 48, 256, 1024, 4096, 16384, 65536] {
+        let src = ctx.device.upload(&source(bytes as usize / 4 + rounds as usize * 4)).map_err(|e| e.to_string())?;
+        for (threads, pieces) in [(1u32, 1u32), (64, 1), (64, (bytes / 16).min(4)), (128, (bytes / 16).min(32))] {
+            let report = ctx.report()?;
+            let config = LaunchConfig::new(2, threads).shared(bytes);
+            let args = [src.arg(), report.arg(), bytes.into(), pieces.into(), rounds.into()];
+            // SAFETY: `xbc_copy_tx(const unsigned* src, unsigned long long* report, unsigned bytes,
+            // unsigned pieces, unsigned rounds)`; src holds bytes + rounds*16 bytes.
+            launched(unsafe { ctx.launch("xbc_copy_tx", config, &args) }, "xbc_copy_tx")?;
+            check_report(&report, &format!("{bytes} B in {pieces} piece(s), {threads} threads"))?;
+        }
+    }
+    Ok(Pass("sizes 16 B..64 KiB, 1..32 copies per phase, full compare of every byte".into()))
+}
+
+fn expect_other<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    for bytes in [16u32, 4096] {
+        let src = ctx.device.upload(&source(bytes as usize / 4 + 32)).map_err(|e| e.to_string())?;
+        let report = ctx.report()?;
+        // SAFETY: `xbc_expect_other(const unsigned* src, unsigned long long* report, unsigned bytes, unsigned rounds)`.
+        let result = unsafe {
+            ctx.launch("xbc_expect_other", LaunchConfig::new(1, 64).shared(bytes), &[src.arg(), report.arg(), bytes.into(), 500u32.into()])
+        };
+        launched(result, "xbc_expect_other")?;
+        check_report(&report, &format!("expect_tx by thread 0, copy by thread 1, {bytes} B"))?;
+    }
+    Ok(Pass("500 rounds: thread 0 expects, thread 1 copies, in either order".into()))
+}
+
+fn sequences<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    let src = ctx.device.upload(&source(16)).map_err(|e| e.to_string())?;
+    let seen = ctx.device.alloc::<u64>(18).map_err(|e| e.to_string())?;
+    // SAFETY: `xbc_tx_sequences(const unsigned* src, unsigned long long* seen)`; seen has 18 slots.
+    launched(unsafe { ctx.launch("xbc_tx_sequences", LaunchConfig::new(1, 1), &[src.arg(), seen.arg()]) }, "xbc_tx_sequences")?;
+    let s = seen.download().map_err(|e| e.to_string())?;
+    // research/MBARRIER-GROUND-TRUTH.md, as observed on the H200.
+    let table: [(&str, u64); 18] = [
+        ("P1 arrivals in, tx -16: not complete", 0),
+        ("P1 then expect_tx(16) alone completes", 1),
+        ("P2 tx balanced, one arrival pending: not complete", 0),
+        ("P2 last arrival completes", 1),
+        ("P3 copy first, arrive_tx completes", 1),
+        ("P6 arrive_tx(16), complete 8: not complete", 0),
+        ("P6 complete the other 8: complete", 1),
+        ("P7 arrive_tx with tx 0 is a plain arrive", 1),
+        ("P8 expect, complete, arrive(2): complete", 1),
+        ("P9 phase 0 complete", 1),
+        ("P9 tx landing in phase 1: not complete", 0),
+        ("P9 expect_tx balances it: still an arrival pending", 0),
+        ("P9 arrive completes phase 1", 1),
+        ("P16 arrive + arrive_and_drop complete phase 0", 1),
+        ("P16 phase 1 completes with one arrival", 1),
+        ("P16 phase 2 completes with one arrival", 1),
+        ("P13 init(2^20-1) + arrive(2^20-1) completes", 1),
+        ("sequence ran to its end", 1),
+    ];
+    let wrong: Vec<String> = table
+        .iter()
+        .zip(&s)
+        .filter(|((_, want), got)| *want != **got)
+        .map(|((what, want), got)| format!("{what}: got {got}, H200 gives {want}"))
+        .collect();
+    if !wrong.is_empty() {
+        return Err(wrong.join("; "));
+    }
+    Ok(Pass("P1-P3, P6-P9, P13, P16 of the H200 ground truth reproduced".into()))
+}
+
+fn try_wait_for<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    let timeout_ns = 20_000_000u64;
+    let seen = ctx.device.alloc::<u64>(3).map_err(|e| e.to_string())?;
+    // SAFETY: `xbc_try_wait_for(unsigned long long* seen, unsigned long long timeout_ns)`.
+    launched(unsafe { ctx.launch("xbc_try_wait_for", LaunchConfig::new(1, 2), &[seen.arg(), timeout_ns.into()]) }, "xbc_try_wait_for")?;
+    let s = seen.download().map_err(|e| e.to_string())?;
+    if s[0] != 0 {
+        return Err("try_wait_for returned true although the phase could not complete".into());
+    }
+    if s[1] < timeout_ns {
+        return Err(format!("try_wait_for gave up after {} ns, before its {timeout_ns} ns timeout", s[1]));
+    }
+    if s[2] != 1 {
+        return Err("try_wait_parity_for returned false although the phase completed".into());
+    }
+    Ok(Pass(format!("20 ms timeout honoured (returned after {:.1} ms), then true once the phase completed", s[1] as f64 * 1e-6)))
+}

@@ -1,0 +1,31 @@
+// Helpers shared by the conformance kernels: error counting and thread numbering.
+#pragma once
+#include <xbarrier/barrier.hpp>
+
+namespace xbc {
+
+// Counts a failed expectation in report[0] and keeps the first failure's details in
+// report[1..3] (where, got, wanted), so the host can say what went wrong.
+XB_INLINE void expect_eq(unsigned long long* report, unsigned long long where, unsigned long long got,
+                         unsigned long long wanted) {
+  if (got == wanted) return;
+  using P = xb::detail::platform;
+  if (P::fetch_add<xb::detail::mem_scope::device>(reinterpret_cast<uint64_t*>(report), 1, xb::detail::mem_order::relaxed) == 0) {
+    report[1] = where;
+    report[2] = got;
+    report[3] = wanted;
+  }
+}
+
+XB_INLINE unsigned block_threads() { return blockDim.x * blockDim.y * blockDim.z; }
+XB_INLINE unsigned global_thread() { return blockIdx.x * block_threads() + threadIdx.x; }
+
+// Relaxed atomic word access for litmus tests and flags (plain accesses would be data races).
+XB_INLINE uint64_t load_relaxed(const uint64_t* p) {
+  return xb::detail::platform::load<xb::detail::mem_scope::system>(p, xb::detail::mem_order::relaxed);
+}
+XB_INLINE void store_relaxed(uint64_t* p, uint64_t v) {
+  xb::detail::platform::store<xb::detail::mem_scope::system>(p, v, xb::detail::mem_order::relaxed);
+}
+
+}  // namespace xbc

@@ -1,0 +1,18 @@
+// max() of each barrier type.
+#include "common.hpp"
+
+struct some_completion {
+  int* p;
+  XB_INLINE void operator()() noexcept { ++*p; }
+};
+
+XB_KERNEL void xbc_max(long long* out) {
+  if (xbc::global_thread() != 0) return;
+  out[0] = xb::barrier<xb::thread_scope_block>::max();
+  out[1] = xb::barrier<xb::thread_scope_block, some_completion>::max();
+  out[2] = xb::barrier<xb::thread_scope_thread>::max();
+  out[3] = xb::barrier<xb::thread_scope_device>::max();
+  out[4] = xb::barrier<xb::thread_scope_device, some_completion>::max();
+  out[5] = xb::barrier<xb::thread_scope_system>::max();
+  out[6] = sizeof(xb::barrier<xb::thread_scope_block>);
+}

@@ -1,0 +1,119 @@
+// One kernel per misuse that checked builds must report (and CUDA leaves undefined or traps
+// on, research/MBARRIER-GROUND-TRUTH.md P5/P10-P15). Thread `ft` of block `fb` commits it, so
+// the host can check that the fault names the right block and thread.
+#include "common.hpp"
+
+using block_barrier = xb::barrier<xb::thread_scope_block>;
+
+XB_INLINE bool culprit(unsigned fb, unsigned ft) { return blockIdx.x == fb && threadIdx.x == ft; }
+
+XB_KERNEL void xbm_init_zero(unsigned fb, unsigned ft) {
+  __shared__ block_barrier bar;
+  if (culprit(fb, ft)) init(&bar, 0);
+}
+
+XB_KERNEL void xbm_init_too_many(unsigned fb, unsigned ft) {
+  __shared__ block_barrier bar;
+  if (culprit(fb, ft)) init(&bar, block_barrier::max() + 1);  // P14
+}
+
+XB_KERNEL void xbm_arrive_zero(unsigned fb, unsigned ft) {
+  __shared__ block_barrier bar;
+  if (culprit(fb, ft)) {
+    init(&bar, 1);
+    (void)bar.arrive(0);
+  }
+}
+
+XB_KERNEL void xbm_over_arrival(unsigned fb, unsigned ft) {
+  __shared__ block_barrier bar;
+  if (culprit(fb, ft)) {
+    init(&bar, 1);
+    (void)bar.arrive(3);  // P5
+  }
+}
+
+XB_KERNEL void xbm_arrive_while_tx_pending(unsigned fb, unsigned ft) {
+  __shared__ block_barrier bar;
+  if (culprit(fb, ft)) {
+    init(&bar, 2);
+    (void)xb::device::barrier_arrive_tx(bar, 1, 16);
+    (void)bar.arrive(1);  // all arrivals in, tx 16 outstanding
+    (void)bar.arrive(1);  // P12: one arrival too many
+  }
+}
+
+XB_KERNEL void xbm_arrive_tx_too_large(unsigned fb, unsigned ft) {
+  __shared__ block_barrier bar;
+  if (culprit(fb, ft)) {
+    init(&bar, 1);
+    (void)xb::device::barrier_arrive_tx(bar, 1, 1 << 20);  // P10
+  }
+}
+
+XB_KERNEL void xbm_expect_tx_too_large(unsigned fb, unsigned ft) {
+  __shared__ block_barrier bar;
+  if (culprit(fb, ft)) {
+    init(&bar, 1);
+    xb::device::barrier_expect_tx(bar, 1 << 20);
+  }
+}
+
+XB_KERNEL void xbm_tx_count_overflow(unsigned fb, unsigned ft) {
+  __shared__ block_barrier bar;
+  if (culprit(fb, ft)) {
+    init(&bar, 1);
+    xb::device::barrier_expect_tx(bar, (1 << 20) - 1);
+    xb::device::barrier_expect_tx(bar, 1);  // P11: the hardware gives no signal at all
+  }
+}
+
+XB_KERNEL void xbm_tx_count_underflow(unsigned fb, unsigned ft) {
+  __shared__ block_barrier bar;
+  if (culprit(fb, ft)) {
+    init(&bar, 1);
+    xb::detail::complete_tx(bar, (1 << 20) - 1);
+    xb::detail::complete_tx(bar, 1);  // P15
+  }
+}
+
+XB_KERNEL void xbm_tx_on_device_scope(xb::barrier<xb::thread_scope_device>* bar, unsigned fb, unsigned ft) {
+  if (culprit(fb, ft)) {
+    init(bar, 1);
+    (void)xb::device::barrier_arrive_tx(*bar, 1, 16);
+  }
+}
+
+XB_KERNEL void xbm_tx_on_global_memory(block_barrier* bar, unsigned fb, unsigned ft) {
+  if (culprit(fb, ft)) {
+    init(bar, 1);
+    xb::device::barrier_expect_tx(*bar, 16);
+  }
+}
+
+XB_KERNEL void xbm_copy_misaligned(const unsigned* src, unsigned fb, unsigned ft) {
+  __shared__ block_barrier bar;
+  __shared__ __attribute__((aligned(16))) unsigned buf[16];
+  if (culprit(fb, ft)) {
+    init(&bar, 1);
+    xb::device::memcpy_async_tx(buf, src, xb::aligned_size_t<16>(24), bar);
+  }
+}
+
+XB_KERNEL void xbm_drop_when_empty(unsigned fb, unsigned ft) {
+  __shared__ block_barrier bar;
+  if (culprit(fb, ft)) {
+    init(&bar, 1);
+    bar.arrive_and_drop();  // the only participant leaves
+    bar.arrive_and_drop();  // and tries to leave again
+  }
+}
+
+// Every thread waits for one arrival more than the block has: a deadlock, which checked
+// builds turn into a fault with the barrier's state (pending 1) once the wait bound passes.
+XB_KERNEL void xbm_deadlock() {
+  __shared__ block_barrier bar;
+  if (threadIdx.x == 0) init(&bar, xbc::block_threads() + 1);
+  __syncthreads();
+  bar.arrive_and_wait();
+}

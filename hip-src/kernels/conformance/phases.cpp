@@ -1,0 +1,167 @@
+// Phases, tokens, parity, arrival updates, drops and completion functions.
+#include "common.hpp"
+
+using block_barrier = xb::barrier<xb::thread_scope_block>;
+
+// >= 1000 phases of one barrier: every phase each thread publishes a value, and after the
+// phase completes reads its neighbour's value of that same phase.
+XB_KERNEL void xbc_reuse(unsigned long long* report, unsigned phases) {
+  __shared__ block_barrier bar;
+  __shared__ unsigned slot[1024];
+  const unsigned n = xbc::block_threads(), t = threadIdx.x;
+  if (t == 0) init(&bar, n);
+  __syncthreads();
+  for (unsigned p = 0; p < phases; ++p) {
+    slot[t] = p * 4096 + t;
+    bar.arrive_and_wait();
+    const unsigned other = (t + 1 + p) % n;
+    xbc::expect_eq(report, p, slot[other], p * 4096 + other);
+    bar.arrive_and_wait();  // nobody overwrites a slot before everyone has read it
+  }
+}
+
+// Split arrive/wait: the token from arrive() is waited on after unrelated work, with wait,
+// try_wait polling and wait_parity taking turns.
+XB_KERNEL void xbc_split_tokens(unsigned long long* report, unsigned phases) {
+  __shared__ block_barrier bar;
+  __shared__ unsigned slot[1024];
+  const unsigned n = xbc::block_threads(), t = threadIdx.x;
+  if (t == 0) init(&bar, n);
+  __syncthreads();
+  unsigned busy = 0;
+  for (unsigned p = 0; p < phases; ++p) {
+    slot[t] = p + 7 * t;
+    auto token = bar.arrive();
+    for (unsigned i = 0; i < (t % 5) * 10; ++i) busy += i;  // work between arrive and wait
+    switch (p % 3) {
+      case 0: bar.wait(static_cast<xb::arrival_token&&>(token)); break;
+      case 1: while (!bar.try_wait(static_cast<xb::arrival_token&&>(token))) {} break;
+      default: bar.wait_parity(token.parity()); break;
+    }
+    xbc::expect_eq(report, p, slot[(t + 3) % n], p + 7 * ((t + 3) % n));
+    xbc::expect_eq(report, 1000000 + p, token.parity(), (2 * p) & 1);  // two phases per iteration
+    bar.arrive_and_wait();
+  }
+  if (busy == 0xffffffffu) report[4] = busy;  // keep the busy work
+}
+
+// Parity semantics (MBARRIER-GROUND-TRUTH P6): on a fresh barrier the phase of parity 1
+// counts as complete and parity 0 does not; after phase 0 completes it is the other way.
+XB_KERNEL void xbc_parity(unsigned long long* report, unsigned long long* seen) {
+  __shared__ block_barrier bar;
+  const unsigned t = threadIdx.x;
+  if (t == 0) {
+    init(&bar, 1);
+    seen[0] = bar.try_wait_parity(true);
+    seen[1] = bar.try_wait_parity(false);
+    (void)bar.arrive();
+    seen[2] = bar.try_wait_parity(false);
+    seen[3] = bar.try_wait_parity(true);
+    // P4: a token two phases old aliases the current phase.
+    auto t0 = bar.arrive();   // completes phase 1
+    auto t1 = bar.arrive();   // completes phase 2, phase 3 current
+    (void)t1;
+    seen[4] = t0.parity();
+    seen[5] = bar.try_wait_parity(true);  // phase 3 (parity 1) in progress
+  }
+  (void)report;
+}
+
+// arrive(update > 1): thread t arrives with update 1 + t % 3, in one call or split in two;
+// the expected count is the sum, and the phase must not complete before all of it.
+XB_KERNEL void xbc_arrive_update(unsigned long long* report, unsigned phases) {
+  __shared__ block_barrier bar;
+  __shared__ unsigned slot[1024];
+  __shared__ unsigned expected;
+  const unsigned n = xbc::block_threads(), t = threadIdx.x;
+  if (t == 0) {
+    unsigned e = 0;
+    for (unsigned i = 0; i < n; ++i) e += 1 + i % 3;
+    expected = e;
+    init(&bar, e);
+  }
+  __syncthreads();
+  const unsigned update = 1 + t % 3;
+  for (unsigned p = 0; p < phases; ++p) {
+    slot[t] = p ^ t;
+    xb::arrival_token token;
+    if (update > 1 && (p + t) % 2 == 0) {
+      (void)bar.arrive(update - 1);
+      token = bar.arrive(1);
+    } else {
+      token = bar.arrive(update);
+    }
+    bar.wait(static_cast<xb::arrival_token&&>(token));
+    for (unsigned k = 1; k < 4; ++k) xbc::expect_eq(report, p * 8 + k, slot[(t + k * 97) % n], p ^ ((t + k * 97) % n));
+    token = bar.arrive(update);
+    bar.wait(static_cast<xb::arrival_token&&>(token));
+  }
+  (void)expected;
+}
+
+// arrive_and_drop lowers the expected count of later phases: in round p thread n-1-p
+// contributes to the phase and drops out. The rest must neither deadlock (the count fell)
+// nor pass early (every participant's data of the phase is visible); the completion
+// function counts phases.
+struct count_phases {
+  unsigned* completed;
+  XB_INLINE void operator()() noexcept { ++*completed; }
+};
+
+XB_KERNEL void xbc_drop(unsigned long long* report, unsigned long long* completed_out) {
+  __shared__ xb::barrier<xb::thread_scope_block, count_phases> bar;
+  __shared__ unsigned completed;
+  __shared__ unsigned slot[1024];
+  const unsigned n = xbc::block_threads(), t = threadIdx.x;
+  if (t == 0) {
+    completed = 0;
+    init(&bar, n, count_phases{&completed});
+  }
+  __syncthreads();
+  for (unsigned p = 0;; ++p) {
+    slot[t] = p + 1000 * t;
+    if (t == n - 1 - p) {
+      bar.arrive_and_drop();
+      if (t == 0) *completed_out = completed;  // the last drop completed the last phase itself
+      return;
+    }
+    bar.arrive_and_wait();
+    xbc::expect_eq(report, p, completed, 2 * p + 1);
+    for (unsigned k = 0; k < n - p; ++k) xbc::expect_eq(report, 100000 + p, slot[k], p + 1000 * k);
+    bar.arrive_and_wait();
+  }
+}
+
+// The completion function runs exactly once per phase and before any waiter returns: it
+// sums the phase's slots and bumps a plain (non-atomic) counter; every waiter then checks
+// both.
+struct summarize {
+  const unsigned* slot;
+  unsigned* sums;
+  unsigned* count;
+  unsigned n;
+  XB_INLINE void operator()() noexcept {
+    unsigned s = 0;
+    for (unsigned i = 0; i < n; ++i) s += slot[i];
+    sums[*count % 2] = s;
+    ++*count;
+  }
+};
+
+XB_KERNEL void xbc_completion(unsigned long long* report, unsigned phases) {
+  __shared__ xb::barrier<xb::thread_scope_block, summarize> bar;
+  __shared__ unsigned slot[1024], sums[2], count;
+  const unsigned n = xbc::block_threads(), t = threadIdx.x;
+  if (t == 0) {
+    count = 0;
+    init(&bar, n, summarize{slot, sums, &count, n});
+  }
+  __syncthreads();
+  for (unsigned p = 0; p < phases; ++p) {
+    slot[t] = 3 * p + t;
+    bar.arrive_and_wait();
+    xbc::expect_eq(report, p, count, 2 * p + 1);
+    xbc::expect_eq(report, 100000 + p, sums[0], 3 * p * n + n * (n - 1) / 2);
+    bar.arrive_and_wait();
+  }
+}

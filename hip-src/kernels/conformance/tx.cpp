@@ -1,0 +1,139 @@
+// Transaction counts: barrier_arrive_tx, barrier_expect_tx and memcpy_async_tx.
+#include "common.hpp"
+
+using block_barrier = xb::barrier<xb::thread_scope_block>;
+
+// Bulk copies of `bytes` into dynamic shared memory, issued in `pieces` by as many threads,
+// with the whole size expected by thread 0's barrier_arrive_tx. Round r copies from src
+// shifted by r*16 bytes; after the phase every thread checks its share against global memory.
+XB_KERNEL void xbc_copy_tx(const unsigned* src, unsigned long long* report, unsigned bytes, unsigned pieces, unsigned rounds) {
+  __shared__ block_barrier bar;
+  unsigned* smem = xb::dynamic_shared<unsigned>();
+  const unsigned n = xbc::block_threads(), t = threadIdx.x, words = bytes / 4;
+  if (t == 0) init(&bar, n);
+  __syncthreads();
+  const unsigned piece = bytes / 16 / pieces * 16;  // whole 16-byte units; the last piece takes the rest
+  for (unsigned r = 0; r < rounds; ++r) {
+    const unsigned* from = src + r * 4;
+    xb::arrival_token token = t == 0 ? xb::device::barrier_arrive_tx(bar, 1, bytes) : bar.arrive();
+    if (t < pieces) {
+      const unsigned begin = t * piece, size = t + 1 == pieces ? bytes - begin : piece;
+      xb::device::memcpy_async_tx(smem + begin / 4, from + begin / 4, xb::aligned_size_t<16>(size), bar);
+    }
+    bar.wait(static_cast<xb::arrival_token&&>(token));
+    for (unsigned w = t; w < words; w += n) xbc::expect_eq(report, r * 1000000ull + w, smem[w], from[w]);
+    bar.arrive_and_wait();
+  }
+}
+
+// expect_tx from a thread other than the copier: thread 0 expects, thread 1 copies; either
+// may reach the barrier first, so the copy may land before its expect_tx.
+XB_KERNEL void xbc_expect_other(const unsigned* src, unsigned long long* report, unsigned bytes, unsigned rounds) {
+  __shared__ block_barrier bar;
+  unsigned* smem = xb::dynamic_shared<unsigned>();
+  const unsigned n = xbc::block_threads(), t = threadIdx.x, words = bytes / 4;
+  if (t == 0) init(&bar, n);
+  __syncthreads();
+  for (unsigned r = 0; r < rounds; ++r) {
+    const unsigned* from = src + (r % 8) * 4;
+    if (t == 0) xb::device::barrier_expect_tx(bar, bytes);
+    if (t == 1) xb::device::memcpy_async_tx(smem, from, xb::aligned_size_t<16>(bytes), bar);
+    bar.arrive_and_wait();
+    for (unsigned w = t; w < words; w += n) xbc::expect_eq(report, r * 1000000ull + w, smem[w], from[w]);
+    bar.arrive_and_wait();
+  }
+}
+
+// The edge cases of research/MBARRIER-GROUND-TRUTH.md, one thread, each on a fresh barrier;
+// seen[i] records try_wait_parity after each step (the host compares with the H200's table).
+XB_KERNEL void xbc_tx_sequences(const unsigned* src, unsigned long long* seen) {
+  __shared__ block_barrier bar;
+  __shared__ __attribute__((aligned(16))) unsigned buf[4];
+  if (threadIdx.x != 0) return;
+  auto copy16 = [&] { xb::device::memcpy_async_tx(buf, src, xb::aligned_size_t<16>(16), bar); };
+  using xb::device::barrier_arrive_tx;
+  using xb::device::barrier_expect_tx;
+  // P1: all arrivals in with tx -16 is not complete; expect_tx alone then completes it.
+  init(&bar, 2);
+  copy16();
+  (void)bar.arrive(2);
+  seen[0] = bar.try_wait_parity(false);
+  barrier_expect_tx(bar, 16);
+  seen[1] = bar.try_wait_parity(false);
+  // P2: tx balanced but an arrival pending: not complete until it arrives.
+  init(&bar, 2);
+  (void)bar.arrive(1);
+  copy16();
+  barrier_expect_tx(bar, 16);
+  seen[2] = bar.try_wait_parity(false);
+  (void)bar.arrive(1);
+  seen[3] = bar.try_wait_parity(false);
+  // P3: the copy lands first, arrive_tx then completes.
+  init(&bar, 1);
+  copy16();
+  (void)barrier_arrive_tx(bar, 1, 16);
+  seen[4] = bar.try_wait_parity(false);
+  // P6: arrive_tx(16) then two completions of 8.
+  init(&bar, 1);
+  (void)barrier_arrive_tx(bar, 1, 16);
+  xb::detail::complete_tx(bar, 8);
+  seen[5] = bar.try_wait_parity(false);
+  xb::detail::complete_tx(bar, 8);
+  seen[6] = bar.try_wait_parity(false);
+  // P7: arrive_tx with tx 0 is a plain arrive.
+  init(&bar, 1);
+  (void)barrier_arrive_tx(bar, 1, 0);
+  seen[7] = bar.try_wait_parity(false);
+  // P8: expect, complete, then both arrivals at once.
+  init(&bar, 2);
+  barrier_expect_tx(bar, 16);
+  copy16();
+  (void)bar.arrive(2);
+  seen[8] = bar.try_wait_parity(false);
+  // P9: tx of phase 1 does not complete phase 1 without its arrival.
+  init(&bar, 1);
+  (void)bar.arrive();
+  seen[9] = bar.try_wait_parity(false);
+  copy16();
+  seen[10] = bar.try_wait_parity(true);
+  barrier_expect_tx(bar, 16);
+  seen[11] = bar.try_wait_parity(true);
+  (void)bar.arrive();
+  seen[12] = bar.try_wait_parity(true);
+  // P16: arrive_and_drop lowers the expected count of later phases.
+  init(&bar, 2);
+  (void)bar.arrive(1);
+  bar.arrive_and_drop();
+  seen[13] = bar.try_wait_parity(false);
+  (void)bar.arrive(1);
+  seen[14] = bar.try_wait_parity(true);
+  (void)bar.arrive(1);
+  seen[15] = bar.try_wait_parity(false);
+  // P13: the largest count, in one arrival.
+  init(&bar, (1 << 20) - 1);
+  (void)bar.arrive((1 << 20) - 1);
+  seen[16] = bar.try_wait_parity(false);
+  seen[17] = 1;  // reached the end
+}
+
+// try_wait_for times out when nothing progresses, and succeeds once the phase completes.
+XB_KERNEL void xbc_try_wait_for(unsigned long long* seen, unsigned long long timeout_ns) {
+  __shared__ block_barrier bar, handoff;
+  const unsigned t = threadIdx.x;
+  if (t == 0) {
+    init(&bar, 2);
+    init(&handoff, 2);
+  }
+  __syncthreads();
+  if (t == 0) {
+    auto token = bar.arrive();
+    const uint64_t start = xb::clock_ns();
+    seen[0] = bar.try_wait_for(static_cast<xb::arrival_token&&>(token), xb::nanoseconds(int64_t(timeout_ns)));
+    seen[1] = xb::clock_ns() - start;
+    handoff.arrive_and_wait();  // let thread 1 arrive only now
+    seen[2] = bar.try_wait_parity_for(token.parity(), xb::nanoseconds(int64_t(60) * 1000000000));
+  } else if (t == 1) {
+    handoff.arrive_and_wait();
+    (void)bar.arrive();
+  }
+}
