@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# tools/install-toolchains.sh - what xbarrier needs on a bare Debian/Ubuntu machine without a GPU.
+# (Adapted from the team's toolchain report, shared/research/TOOLCHAINS.md.)
+#
+#   host : a C++17 compiler and the ThreadSanitizer runtime (g++, libtsan2): the CPU backend
+#          and the protocol's TSAN stress test. Always installed.
+#   amd  : Debian clang-19, lld-19, llvm-19, clang-tools-19 (AMDGPU device code, ISA tests),
+#          HIP 5.2.3 headers + libamdhip64 (libamdhip64-dev), rocm-device-libs 5.2.3
+#   cuda : nvcc / ptxas / fatbinary / nvlink / cudart / CCCL 13.0 from PyPI wheels, in a venv
+#          under $PREFIX; cuobjdump + nvdisasm 13.2
+#   zig  : ziglang 0.17.1 from PyPI (clang/lld 22: gfx950 / gfx1250)
+#
+# Idempotent: a second run only checks and prints versions.
+#
+# Usage:   bash tools/install-toolchains.sh [host] [amd] [cuda] [zig] [all] [--check]
+#          (no component = host)      source "$PREFIX/env.sh" afterwards for amd/cuda/zig
+#
+# Environment knobs:
+#   GPU_TOOLCHAINS_PREFIX  where the CUDA venv and env.sh go   (default /opt/gpu-toolchains)
+#   CUDA_NVCC_VERSION      default 13.0.88 (driver 580 / CUDA 13.0: PTX ISA 9.0; 13.5 PTX is rejected)
+set -euo pipefail
+
+PREFIX="${GPU_TOOLCHAINS_PREFIX:-/opt/gpu-toolchains}"
+WITH_CUDA_TOOLS="${WITH_CUDA_TOOLS:-1}"
+WITH_ZIG="${WITH_ZIG:-0}"
+ZIG_VERSION="${ZIG_VERSION:-0.17.1}"
+CUDA_NVCC_VERSION="${CUDA_NVCC_VERSION:-13.0.88}"     # nvidia-cuda-nvcc, -crt, nvidia-nvvm share it
+CUDA_RUNTIME_VERSION="${CUDA_RUNTIME_VERSION:-13.0.96}"
+CUDA_CCCL_VERSION="${CUDA_CCCL_VERSION:-13.0.85}"
+CUDA_TOOLS_VERSION="${CUDA_TOOLS_VERSION:-13.2.51}"   # oldest cuobjdump/nvdisasm on PyPI
+PYTHON="${PYTHON:-python3}"
+CHECK=0
+WITH_AMD=0; WITH_CUDA=0
+for arg in "$@"; do
+  case "$arg" in
+    host) ;;
+    amd) WITH_AMD=1 ;;
+    cuda) WITH_CUDA=1 ;;
+    zig) WITH_ZIG=1 ;;
+    all) WITH_AMD=1; WITH_CUDA=1; WITH_ZIG=1 ;;
+    --check) CHECK=1 ;;
+    *) echo "install-toolchains: unknown component '$arg' (host, amd, cuda, zig, all, --check)" >&2; exit 2 ;;
+  esac
+done
+
+log() { printf '[install-toolchains] %s\n' "$*" >&2; }
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  command -v sudo >/dev/null || { log "need root (or sudo) for apt-get and $PREFIX"; exit 1; }
+  SUDO="sudo"
+fi
+T0=$(date +%s)
+
+# ---------------------------------------------------------------- 1. Debian packages
+APT_PKGS=(g++ libtsan2 python3-venv)
+[ "$WITH_AMD" = 1 ] && APT_PKGS+=(clang-19 lld-19 llvm-19 clang-tools-19 libamdhip64-dev rocm-device-libs)
+missing=()
+for p in "${APT_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "apt-get install ${missing[*]}"
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  log "Debian packages already installed"
+fi
+
+# ---------------------------------------------------------------- 2. CUDA 13 from PyPI
+if [ "$WITH_CUDA" = 1 ]; then
+VENV="$PREFIX/cuda-venv"
+PIP_SPECS=(
+  "nvidia-cuda-nvcc==$CUDA_NVCC_VERSION"
+  "nvidia-cuda-crt==$CUDA_NVCC_VERSION"
+  "nvidia-nvvm==$CUDA_NVCC_VERSION"
+  "nvidia-cuda-runtime==$CUDA_RUNTIME_VERSION"
+  "nvidia-cuda-cccl==$CUDA_CCCL_VERSION"
+)
+[ "$WITH_CUDA_TOOLS" = 1 ] && PIP_SPECS+=("nvidia-cuda-cuobjdump==$CUDA_TOOLS_VERSION" "nvidia-cuda-nvdisasm==$CUDA_TOOLS_VERSION")
+STAMP="$VENV/.installed-specs"
+want="${PIP_SPECS[*]}"
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
+  log "pip install ${PIP_SPECS[*]}"
+  $SUDO mkdir -p "$PREFIX"
+  if [ ! -x "$VENV/bin/python" ]; then
+    $SUDO "$PYTHON" -m venv "$VENV" || {   # Debian's own python3 needs python3-venv
+      $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+      $SUDO rm -rf "$VENV"; $SUDO "$PYTHON" -m venv "$VENV"; }
+  fi
+  # --no-deps: nvidia-cuda-nvcc would otherwise pull the newest -crt/-nvvm (a mismatched 13.x)
+  $SUDO "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps "${PIP_SPECS[@]}"
+  echo "$want" | $SUDO tee "$STAMP" >/dev/null
+else
+  log "CUDA wheels already installed"
+fi
+CU="$("$VENV/bin/python" -c 'import nvidia.cu13 as m; print(list(m.__path__)[0])')"
+# Layout fixes for the wheel tree (idempotent):
+#  - nvcc.profile links from $TOP/lib64, the wheel ships $TOP/lib        -> lib64 -> lib
+#  - cc's .cudart("static"|"shared") searches nvcc/../targets/x86_64-linux/lib
+#  - the wheel ships libcudart.so.13 only; -lcudart needs libcudart.so
+[ -e "$CU/lib64" ] || $SUDO ln -s lib "$CU/lib64"
+[ -e "$CU/targets/x86_64-linux/lib" ] || { $SUDO mkdir -p "$CU/targets/x86_64-linux"; $SUDO ln -s ../../lib "$CU/targets/x86_64-linux/lib"; }
+[ -e "$CU/targets/x86_64-linux/include" ] || $SUDO ln -s ../../include "$CU/targets/x86_64-linux/include"
+[ -e "$CU/lib/libcudart.so" ] || $SUDO ln -s libcudart.so.13 "$CU/lib/libcudart.so"
+[ "$(readlink "$PREFIX/cuda" 2>/dev/null)" = "$CU" ] || $SUDO ln -sfn "$CU" "$PREFIX/cuda"
+fi
+
+# ---------------------------------------------------------------- 2b. optional clang 22 (zig)
+if [ "$WITH_ZIG" = 1 ]; then
+  ZVENV="$PREFIX/zig-venv"
+  if [ ! -x "$ZVENV/bin/python" ] || [ "$(cat "$ZVENV/.installed-specs" 2>/dev/null)" != "ziglang==$ZIG_VERSION" ]; then
+    log "pip install ziglang==$ZIG_VERSION"
+    $SUDO mkdir -p "$PREFIX"
+    [ -x "$ZVENV/bin/python" ] || $SUDO "$PYTHON" -m venv "$ZVENV"
+    $SUDO "$ZVENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps "ziglang==$ZIG_VERSION"
+    echo "ziglang==$ZIG_VERSION" | $SUDO tee "$ZVENV/.installed-specs" >/dev/null
+  else
+    log "ziglang already installed"
+  fi
+  ZIGBIN="$("$ZVENV/bin/python" -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')"
+  $SUDO mkdir -p "$PREFIX/bin"
+  # clang-22 = zig's bundled clang driver. Its HIP device link runs "lld -flavor gnu" looked up
+  # on PATH; multi-arch bundles need clang-offload-bundler (Debian's -19 one writes the container).
+  printf '#!/bin/sh\nexec "%s" clang "$@"\n' "$ZIGBIN" | $SUDO tee "$PREFIX/bin/clang-22" >/dev/null
+  printf '#!/bin/sh\n[ "$1" = "-flavor" ] && shift 2\nexec "%s" ld.lld "$@"\n' "$ZIGBIN" | $SUDO tee "$PREFIX/bin/lld" >/dev/null
+  $SUDO chmod +x "$PREFIX/bin/clang-22" "$PREFIX/bin/lld"
+  $SUDO ln -sfn /usr/lib/llvm-19/bin/clang-offload-bundler "$PREFIX/bin/clang-offload-bundler"
+fi
+
+# ---------------------------------------------------------------- 3. env file
+ENVF="$PREFIX/env.sh"
+$SUDO mkdir -p "$PREFIX"
+$SUDO tee "$ENVF" >/dev/null <<EOF
+# generated by install-toolchains.sh - source me
+export CUDA_HOME="$PREFIX/cuda"
+export CUDA_PATH="$PREFIX/cuda"
+export NVCC="$PREFIX/cuda/bin/nvcc"            # used by the cc crate's .cuda(true)
+case ":\$PATH:" in *":$PREFIX/cuda/bin:"*) ;; *) export PATH="$PREFIX/cuda/bin:\$PATH" ;; esac
+export HIP_PATH=/usr                            # hip-sys / hip-runtime-sys: \$HIP_PATH/include/hip/hip_runtime_api.h
+export ROCM_PATH=/usr
+export HIP_CLANG=clang-19                       # compile .hip with: \$HIP_CLANG -x hip --offload-arch=... -nogpuinc -nogpulib
+export HIP_DEVICE_LIB_PATH=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode
+export LIBCLANG_PATH=/usr/lib/llvm-19/lib       # bindgen / clang-sys
+EOF
+if [ -x "$PREFIX/bin/clang-22" ]; then
+  # appended (not prepended) so that nothing of Debian's is shadowed
+  printf 'case ":$PATH:" in *":%s/bin:"*) ;; *) export PATH="$PATH:%s/bin" ;; esac   # clang-22 (zig) + lld wrapper\n' \
+    "$PREFIX" "$PREFIX" | $SUDO tee -a "$ENVF" >/dev/null
+fi
+log "wrote $ENVF"
+
+# ---------------------------------------------------------------- 4. report
+# shellcheck disable=SC1090
+source "$ENVF"
+log "c++      : $(c++ --version | head -1)"
+if [ "$WITH_AMD" = 1 ]; then log "clang-19 : $(clang-19 --version | head -1)"; log "HIP      : $(dpkg-query -W -f='${Version}' libamdhip64-dev)"; fi
+if [ "$WITH_CUDA" = 1 ]; then log "nvcc     : $(nvcc --version | tail -1)"; log "ptxas    : $(ptxas --version | tail -1)"; fi
+if [ "$WITH_ZIG" = 1 ]; then log "clang-22 : $(clang-22 --version | head -1) (ziglang $ZIG_VERSION)"; fi
+log "done in $(( $(date +%s) - T0 )) s; for GPU toolchains: source $ENVF"
+
+[ "$CHECK" = 1 ] || exit 0
+
+# ---------------------------------------------------------------- 5. smoke tests (--check)
+W="$(mktemp -d)"; trap 'rm -rf "$W"' EXIT
+cat > "$W/k.hip" <<'EOF'
+#define __global__ __attribute__((global))
+#define __shared__ __attribute__((shared))
+extern "C" __global__ void k(unsigned* out) {
+  __shared__ unsigned c;
+  unsigned t = __builtin_amdgcn_workitem_id_x();
+  if (t == 0) c = 0;
+  __builtin_amdgcn_s_barrier();
+  unsigned old = __hip_atomic_fetch_add(&c, 1u, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_WORKGROUP);
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "agent");
+  __builtin_amdgcn_s_sleep(1);
+  out[t] = old;
+}
+EOF
+if [ "$WITH_AMD" = 1 ]; then
+for a in gfx90a gfx942 gfx1100 gfx1200; do
+  clang-19 -x hip --offload-arch=$a --cuda-device-only -nogpuinc -nogpulib -O3 -S "$W/k.hip" -o "$W/k.$a.s"
+  grep -q 'ds_add_rtn_u32' "$W/k.$a.s" || { log "HIP $a: no ds_add_rtn_u32"; exit 1; }
+done
+clang-19 -x hip --offload-arch=gfx90a --offload-arch=gfx942 --offload-arch=gfx1100 --offload-arch=gfx1200 \
+  --cuda-device-only -nogpuinc -nogpulib -O3 "$W/k.hip" -o "$W/k.hipfb"
+log "check: HIP device code OK (gfx90a gfx942 gfx1100 gfx1200, offload bundle $(stat -c %s "$W/k.hipfb") bytes)"
+fi
+if [ "$WITH_ZIG" = 1 ]; then
+  clang-22 -x hip --offload-arch=gfx950 --offload-arch=gfx1250 --cuda-device-only -nogpuinc -nogpulib -O3 "$W/k.hip" -o "$W/k22.hipfb"
+  log "check: clang-22 HIP OK (gfx950 gfx1250, offload bundle $(stat -c %s "$W/k22.hipfb") bytes)"
+fi
+if [ "$WITH_CUDA" = 1 ]; then
+cat > "$W/k.cu" <<'EOF'
+#include <cstdint>
+#include <cuda/barrier>
+extern "C" __global__ void k(const float* in, float* out) {
+#if __CUDA_ARCH__ >= 900
+  __shared__ alignas(16) float t[256]; __shared__ alignas(8) uint64_t b;
+  uint32_t bs = (uint32_t)__cvta_generic_to_shared(&b), ts = (uint32_t)__cvta_generic_to_shared(t);
+  if (threadIdx.x == 0) { asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bs));
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 1024;" :: "r"(bs));
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 1024, [%2];" :: "r"(ts), "l"(in), "r"(bs) : "memory"); }
+  __syncthreads();
+  uint32_t ok = 0; while (!ok) asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }" : "=r"(ok) : "r"(bs) : "memory");
+  out[threadIdx.x] = t[threadIdx.x];
+#endif
+}
+EOF
+nvcc -std=c++17 -arch=sm_90 -ptx "$W/k.cu" -o "$W/k.ptx"
+nvcc -std=c++17 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -fatbin "$W/k.cu" -o "$W/k.fatbin"
+nvcc -std=c++17 -arch=sm_90 -Xcompiler -fPIC -c "$W/k.cu" -o "$W/k.o"
+log "check: nvcc OK ($(grep -m1 '^\.version' "$W/k.ptx"), fatbin $(stat -c %s "$W/k.fatbin") bytes)"
+fi
+exit 0

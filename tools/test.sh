@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# tools/test.sh - the whole test suite, from a bare machine: installs what it needs, then
+# lints, builds every backend and runs every test (the README's second command; .ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+step() { printf '\n== %s\n' "$*"; }
+
+step "toolchains"
+bash tools/install-toolchains.sh host
+
+step "format and lints"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --features cuda,hip -- -D warnings
+
+step "GPU backends build without a GPU toolkit"
+cargo build --workspace --features cuda,hip
+
+step "tests (debug: checked device code; conformance, misuse, TSAN stress, unit, CLI)"
+cargo test --workspace
+
+step "conformance in release (unchecked device code)"
+cargo test --release --test conformance
+
+step "the example crate builds and runs its own kernel"
+cargo run --release -p xbarrier-example-user-kernel
+
+step "xbar check (the main job)"
+cargo run --release -p xbar -- check
