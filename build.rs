@@ -11,11 +11,12 @@ fn main() {
     println!("cargo:rerun-if-changed=hip-src/host");
     println!("cargo:rerun-if-env-changed=XBAR_CHECKED");
 
-    let backends: Vec<&str> = [("host", "CARGO_FEATURE_HOST"), ("cuda", "CARGO_FEATURE_CUDA"), ("hip", "CARGO_FEATURE_HIP")]
-        .into_iter()
-        .filter(|(_, feature)| std::env::var_os(feature).is_some())
-        .map(|(name, _)| name)
-        .collect();
+    let backends: Vec<&str> =
+        [("host", "CARGO_FEATURE_HOST"), ("cuda", "CARGO_FEATURE_CUDA"), ("hip", "CARGO_FEATURE_HIP")]
+            .into_iter()
+            .filter(|(_, feature)| std::env::var_os(feature).is_some())
+            .map(|(name, _)| name)
+            .collect();
     // Checked device code: the `checked` feature, XBAR_CHECKED=1, or any debug build.
     let checked = match std::env::var("XBAR_CHECKED").ok().as_deref() {
         Some("1") => true,

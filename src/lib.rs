@@ -63,6 +63,8 @@ pub trait BackendVisitor {
 }
 
 /// Calls `visitor` once for every backend enabled by this build's features.
+// One push per enabled feature, so no vec![] literal.
+#[allow(clippy::vec_init_then_push)]
 pub fn visit_backends<V: BackendVisitor>(visitor: &mut V) -> Vec<V::Output> {
     #[allow(unused_mut)]
     let mut out = Vec::new();

@@ -26,19 +26,14 @@ const RUN_LIMIT: Duration = Duration::from_secs(600);
 
 /// `$CXX` (program and any leading arguments, as in `CXX="ccache g++"`), else `g++`.
 fn cxx() -> (String, Vec<String>) {
-    let spec = env::var("CXX")
-        .ok()
-        .filter(|s| !s.trim().is_empty())
-        .unwrap_or_else(|| "g++".to_string());
+    let spec = env::var("CXX").ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "g++".to_string());
     let mut words = spec.split_whitespace().map(str::to_string);
     let program = words.next().unwrap_or_else(|| "g++".to_string());
     (program, words.collect())
 }
 
 fn out_dir() -> PathBuf {
-    let base = option_env!("CARGO_TARGET_TMPDIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(env::temp_dir);
+    let base = option_env!("CARGO_TARGET_TMPDIR").map(PathBuf::from).unwrap_or_else(env::temp_dir);
     let dir = base.join(format!("xbarrier-protocol-stress-{}", std::process::id()));
     fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
     dir
@@ -50,15 +45,10 @@ fn build(root: &Path, dir: &Path) -> PathBuf {
     let include = root.join("hip-src/include");
     let exe = dir.join("protocol_stress");
 
-    let version = Command::new(&program)
-        .args(&pre_args)
-        .arg("--version")
-        .output();
+    let version = Command::new(&program).args(&pre_args).arg("--version").output();
     match version {
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            panic!(
-                "C++ compiler `{program}` not found (set CXX to use another one): {INSTALL_HINT}"
-            )
+            panic!("C++ compiler `{program}` not found (set CXX to use another one): {INSTALL_HINT}")
         }
         Err(e) => panic!("cannot run the C++ compiler `{program}`: {e}; {INSTALL_HINT}"),
         Ok(_) => {}
@@ -66,14 +56,7 @@ fn build(root: &Path, dir: &Path) -> PathBuf {
 
     let output = Command::new(&program)
         .args(&pre_args)
-        .args([
-            "-std=c++17",
-            "-O1",
-            "-g",
-            "-fsanitize=thread",
-            "-pthread",
-            "-DXB_CHECKED=1",
-        ])
+        .args(["-std=c++17", "-O1", "-g", "-fsanitize=thread", "-pthread", "-DXB_CHECKED=1"])
         .arg("-I")
         .arg(&include)
         .arg(&source)
@@ -126,10 +109,7 @@ fn run(program: &Path, wrapper: &[&str], args: &[String], dir: &Path) -> Run {
     };
     let mut child = cmd
         .args(args)
-        .env(
-            "TSAN_OPTIONS",
-            "halt_on_error=1 exitcode=66 second_deadlock_stack=1",
-        )
+        .env("TSAN_OPTIONS", "halt_on_error=1 exitcode=66 second_deadlock_stack=1")
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
@@ -157,13 +137,8 @@ fn run(program: &Path, wrapper: &[&str], args: &[String], dir: &Path) -> Run {
 }
 
 fn parse_ops(stdout: &str) -> Option<u64> {
-    let line = stdout
-        .lines()
-        .rev()
-        .find(|l| l.starts_with("protocol_stress: OK "))?;
-    let field = line
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("ops="))?;
+    let line = stdout.lines().rev().find(|l| l.starts_with("protocol_stress: OK "))?;
+    let field = line.split_whitespace().find_map(|w| w.strip_prefix("ops="))?;
     field.parse().ok()
 }
 
@@ -195,27 +170,17 @@ fn protocol_stress_under_thread_sanitizer() {
         result.stderr
     );
 
-    assert!(
-        !result.timed_out,
-        "protocol_stress did not finish within {RUN_LIMIT:?} (a hang): {report}"
-    );
+    assert!(!result.timed_out, "protocol_stress did not finish within {RUN_LIMIT:?} (a hang): {report}");
     assert!(
         !result.stderr.contains("ThreadSanitizer"),
         "ThreadSanitizer reported a problem (if it is 'unexpected memory mapping', lower \
          vm.mmap_rnd_bits or run under `setarch -R`): {report}"
     );
     assert_eq!(result.code, Some(0), "protocol_stress failed: {report}");
-    let ops = parse_ops(&result.stdout).unwrap_or_else(|| {
-        panic!("no `protocol_stress: OK ... ops=N` line in the output: {report}")
-    });
-    assert!(
-        ops >= MIN_OPS,
-        "protocol_stress ran only {ops} operations, want at least {MIN_OPS}: {report}"
-    );
+    let ops = parse_ops(&result.stdout)
+        .unwrap_or_else(|| panic!("no `protocol_stress: OK ... ops=N` line in the output: {report}"));
+    assert!(ops >= MIN_OPS, "protocol_stress ran only {ops} operations, want at least {MIN_OPS}: {report}");
 
-    println!(
-        "protocol_tsan: {ops} barrier operations under ThreadSanitizer in {:.1} s",
-        elapsed.as_secs_f64()
-    );
+    println!("protocol_tsan: {ops} barrier operations under ThreadSanitizer in {:.1} s", elapsed.as_secs_f64());
     let _ = fs::remove_dir_all(&dir);
 }

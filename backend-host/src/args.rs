@@ -30,7 +30,8 @@ pub fn marshal(args: &[KernelArg]) -> Result<ArgRegisters> {
     let (mut ints, mut floats) = (0usize, 0usize);
     // Stack slots that registers beyond the prototype's first six integers occupy.
     let mut spilled = INT_REGISTERS - MAX_INT_ARGS;
-    let too_many = || Error::InvalidArgument {
+    let too_many = || {
+        Error::InvalidArgument {
         call: "launch",
         reason: format!(
             "{} kernel arguments: the host backend passes at most {} integer/pointer and {} floating-point arguments in registers plus {} more",
@@ -39,6 +40,7 @@ pub fn marshal(args: &[KernelArg]) -> Result<ArgRegisters> {
             MAX_FLOAT_ARGS,
             MAX_STACK_ARGS - (INT_REGISTERS - MAX_INT_ARGS)
         ),
+    }
     };
     for &arg in args {
         if arg.is_float() {
@@ -71,7 +73,8 @@ mod tests {
 
     #[test]
     fn mixed_arguments_fill_both_sequences() {
-        let regs = marshal(&[KernelArg::Ptr(7), KernelArg::F32(1.0), KernelArg::U32(3), KernelArg::F64(2.0)]).expect("fits");
+        let regs =
+            marshal(&[KernelArg::Ptr(7), KernelArg::F32(1.0), KernelArg::U32(3), KernelArg::F64(2.0)]).expect("fits");
         assert_eq!(&regs.ints[..2], &[7, 3]);
         assert_eq!(regs.floats[0].to_bits(), 0x3f80_0000);
         assert_eq!(regs.floats[1], 2.0);

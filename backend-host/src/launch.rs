@@ -11,7 +11,7 @@ use xbarrier_api::{BarrierFault, Error, FaultRecord, KernelArg, LaunchConfig, Re
 use crate::abi::{BlockRecord, LaunchRecord, ThreadRecord};
 use crate::args::{marshal, ArgRegisters};
 use crate::module::{HostModule, Slot};
-use crate::scheduler::{notify, run_fibers, yield_fiber, LaunchSync, SendPtr};
+use crate::scheduler::{notify, run_fibers, yield_fiber, BlockJob, LaunchSync, SendPtr};
 use crate::settings::Settings;
 
 /// What every block of a launch shares.
@@ -31,7 +31,13 @@ struct Grid<'a> {
 unsafe impl Sync for Grid<'_> {}
 
 /// Runs `kernel` of `module` over the whole grid; returns when every thread has ended.
-pub fn launch(module: &HostModule, kernel: &str, config: &LaunchConfig, args: &[KernelArg], settings: &Settings) -> Result<()> {
+pub fn launch(
+    module: &HostModule,
+    kernel: &str,
+    config: &LaunchConfig,
+    args: &[KernelArg],
+    settings: &Settings,
+) -> Result<()> {
     let args = marshal(args)?;
     let sync = LaunchSync::new();
     let wait_bound = match config.timeout {
@@ -65,11 +71,7 @@ pub fn launch(module: &HostModule, kernel: &str, config: &LaunchConfig, args: &[
 
     let blocks = config.grid.count();
     let runners = if config.cooperative { blocks } else { blocks.min(settings.concurrent_blocks as u64) } as usize;
-    let slots = if config.cooperative {
-        module.acquire(runners)?
-    } else {
-        Vec::new()
-    };
+    let slots = if config.cooperative { module.acquire(runners)? } else { Vec::new() };
     let next_block = AtomicU64::new(0);
     let results: Vec<Result<()>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..runners)
@@ -96,11 +98,14 @@ pub fn launch(module: &HostModule, kernel: &str, config: &LaunchConfig, args: &[
     // Every kernel thread has ended: the record is ours alone again.
     let record = record.into_inner();
     if record.fault_claimed.load(Ordering::SeqCst) != 0 {
-        return Err(Error::Fault(BarrierFault::new(kernel, record.fault)));
+        return Err(BarrierFault::new(kernel, record.fault).into());
     }
     results.into_iter().collect::<Result<Vec<()>>>()?;
     if record.abort.load(Ordering::SeqCst) != 0 {
-        return Err(Error::LaunchTimeout { kernel: kernel.to_owned(), seconds: config.timeout.unwrap_or(Duration::ZERO).as_secs_f64() });
+        return Err(Error::LaunchTimeout {
+            kernel: kernel.to_owned(),
+            seconds: config.timeout.unwrap_or(Duration::ZERO).as_secs_f64(),
+        });
     }
     Ok(())
 }
@@ -116,14 +121,12 @@ fn run_blocks(grid: &Grid<'_>, slot: Option<Arc<Slot>>, next_block: &AtomicU64, 
         None => grid.module.acquire(1)?.remove(0),
     };
     let kernel = slot.kernel(&grid.module.name, grid.kernel);
-    let result = kernel.and_then(|kernel| {
-        loop {
-            let linear = next_block.fetch_add(1, Ordering::Relaxed);
-            if linear >= blocks {
-                return Ok(());
-            }
-            run_block(grid, &slot, kernel, linear)?;
+    let result = kernel.and_then(|kernel| loop {
+        let linear = next_block.fetch_add(1, Ordering::Relaxed);
+        if linear >= blocks {
+            return Ok(());
         }
+        run_block(grid, &slot, kernel, linear)?;
     });
     grid.module.release(vec![slot]);
     result
@@ -177,17 +180,25 @@ fn run_block(grid: &Grid<'_>, slot: &Slot, kernel: *const std::ffi::c_void, line
     let base = records.as_mut_ptr();
     let workers = threads.min(grid.settings.workers_per_block).max(1);
     // Thread t runs on OS thread t % workers, so neighbouring threads race across cores.
-    let assignment: Vec<Vec<SendPtr<ThreadRecord>>> = (0..workers)
-        .map(|w| (w..threads).step_by(workers).map(|t| SendPtr(base.wrapping_add(t))).collect())
-        .collect();
+    let assignment: Vec<Vec<SendPtr<ThreadRecord>>> =
+        (0..workers).map(|w| (w..threads).step_by(workers).map(|t| SendPtr(base.wrapping_add(t))).collect()).collect();
     // SAFETY: the abort flag lives in the launch record, which outlives the block.
     let abort = unsafe { &(*grid.record).abort };
     let kernel = SendPtr(kernel as *mut std::ffi::c_void);
     let run = move |mine: &[SendPtr<ThreadRecord>]| {
         let kernel = kernel; // the whole SendPtr, not its raw field
+        let job = BlockJob {
+            slot,
+            kernel: kernel.0,
+            args: &grid.args,
+            sync: grid.sync,
+            abort,
+            deadline: grid.deadline,
+            stack_size: grid.settings.stack_bytes,
+        };
         // SAFETY: each OS thread gets a disjoint set of records, which outlive the scope
         // below; the kernel and arguments come from the launch (caller's contract).
-        unsafe { run_fibers(slot, kernel.0, &grid.args, mine, grid.sync, abort, grid.deadline, grid.settings.stack_bytes) }
+        unsafe { run_fibers(&job, mine) }
     };
     let outcomes = std::thread::scope(|scope| {
         let helpers: Vec<_> = assignment[1..]

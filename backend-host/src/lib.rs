@@ -86,7 +86,12 @@ impl Backend for Host {
 
     fn open(ordinal: usize) -> Result<HostDevice> {
         if ordinal != 0 {
-            return Err(Error::NoDevice { backend: BackendKind::Host, ordinal, found: 1, hint: "the host backend has one device, 0".into() });
+            return Err(Error::NoDevice {
+                backend: BackendKind::Host,
+                ordinal,
+                found: 1,
+                hint: "the host backend has one device, 0".into(),
+            });
         }
         let settings = Settings::from_env();
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as u32;
@@ -176,6 +181,9 @@ impl Backend for Host {
 fn check_bounds(memory: &HostMemory, offset: usize, len: usize) -> Result<()> {
     match offset.checked_add(len) {
         Some(end) if end <= memory.layout.size() => Ok(()),
-        _ => Err(Error::InvalidArgument { call: "copy", reason: format!("bytes {offset}..+{len} of a {}-byte allocation", memory.layout.size()) }),
+        _ => Err(Error::InvalidArgument {
+            call: "copy",
+            reason: format!("bytes {offset}..+{len} of a {}-byte allocation", memory.layout.size()),
+        }),
     }
 }

@@ -39,8 +39,10 @@ impl Slot {
         std::fs::create_dir_all(&dir)
             .map_err(|source| Error::Io { context: format!("creating {}", dir.display()), source })?;
         let path: PathBuf = dir.join(format!("{module}-{}.so", NEXT.fetch_add(1, Ordering::Relaxed)));
-        std::fs::write(&path, image)
-            .map_err(|source| Error::Io { context: format!("staging host kernels of `{module}` at {}", path.display()), source })?;
+        std::fs::write(&path, image).map_err(|source| Error::Io {
+            context: format!("staging host kernels of `{module}` at {}", path.display()),
+            source,
+        })?;
         // SAFETY: the image is a shared object the build helper compiled from xbarrier kernels;
         // its initializers are the C++ runtime's and the kernels' static constructors.
         let library = unsafe { Library::open(Some(&path), RTLD_NOW | RTLD_LOCAL) };
@@ -89,7 +91,8 @@ impl Slot {
         let cname = std::ffi::CString::new(name).map_err(|_| not_found())?;
         // SAFETY: looking up a symbol; it is only called through xb_host_invoke with the
         // argument layout the launch contract makes the caller responsible for.
-        let addr: std::result::Result<Symbol<*const c_void>, _> = unsafe { self._library.get(cname.as_bytes_with_nul()) };
+        let addr: std::result::Result<Symbol<*const c_void>, _> =
+            unsafe { self._library.get(cname.as_bytes_with_nul()) };
         let addr = addr.map_err(|_| not_found())?.into_raw() as usize;
         cache.insert(name.to_owned(), addr);
         Ok(addr as *const c_void)

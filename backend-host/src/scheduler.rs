@@ -101,21 +101,31 @@ pub struct WorkerOutcome {
     pub error: Option<std::io::Error>,
 }
 
+/// What every OS thread of a block needs to run its kernel threads.
+pub struct BlockJob<'a> {
+    /// The block's copy of the kernel object.
+    pub slot: &'a Slot,
+    /// The kernel's address in that copy.
+    pub kernel: *const c_void,
+    /// The launch's arguments.
+    pub args: &'a ArgRegisters,
+    /// Launch-wide wake-ups.
+    pub sync: &'a LaunchSync,
+    /// The launch's abort flag.
+    pub abort: &'a std::sync::atomic::AtomicU32,
+    /// When the launch's time is up.
+    pub deadline: Option<Instant>,
+    /// Stack size of each fiber.
+    pub stack_size: usize,
+}
+
 /// Runs the kernel threads `threads` (records owned by the caller) to completion.
 ///
 /// # Safety
 /// - Every record in `threads` is valid, used by no other OS thread, and outlives this call.
-/// - `kernel` is a kernel of `slot` and `args` matches its parameters (the launch contract).
-pub unsafe fn run_fibers(
-    slot: &Slot,
-    kernel: *const c_void,
-    args: &ArgRegisters,
-    threads: &[SendPtr<ThreadRecord>],
-    sync: &LaunchSync,
-    abort: &std::sync::atomic::AtomicU32,
-    deadline: Option<Instant>,
-    stack_size: usize,
-) -> WorkerOutcome {
+/// - `job.kernel` is a kernel of `job.slot` and `job.args` matches its parameters (the launch contract).
+pub unsafe fn run_fibers(job: &BlockJob<'_>, threads: &[SendPtr<ThreadRecord>]) -> WorkerOutcome {
+    let BlockJob { slot, kernel, args, sync, abort, deadline, stack_size } = *job;
     let mut outcome = WorkerOutcome { aborted_threads: 0, error: None };
     type Fiber = Coroutine<(), (), i32, DefaultStack>;
     let mut fibers: Vec<(Fiber, *mut ThreadRecord)> = Vec::with_capacity(threads.len());
@@ -127,7 +137,8 @@ pub unsafe fn run_fibers(
                 break;
             }
         };
-        let (invoke, ints, floats, stack_args) = (slot.invoke, args.ints.as_ptr(), args.floats.as_ptr(), args.stack.as_ptr());
+        let (invoke, ints, floats, stack_args) =
+            (slot.invoke, args.ints.as_ptr(), args.floats.as_ptr(), args.stack.as_ptr());
         let kernel_addr = kernel as usize;
         let record_addr = record as usize;
         let body = move |yielder: &Yielder<(), ()>, ()| -> i32 {

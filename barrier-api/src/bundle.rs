@@ -32,9 +32,7 @@ impl KernelBundle {
     /// Parses bundle bytes embedded in the program (`include_bytes!`).
     pub fn parse(name: &str, bytes: &'static [u8]) -> Result<KernelBundle> {
         let bad = |what: String| Error::BadBundle(format!("module `{name}`: {what}"));
-        let mut rest = bytes
-            .strip_prefix(BUNDLE_MAGIC.as_slice())
-            .ok_or_else(|| bad("missing XBK1 magic".into()))?;
+        let mut rest = bytes.strip_prefix(BUNDLE_MAGIC.as_slice()).ok_or_else(|| bad("missing XBK1 magic".into()))?;
         let mut take = |n: usize| -> Result<&'static [u8]> {
             if rest.len() < n {
                 return Err(bad(format!("truncated: wanted {n} more bytes, {} left", rest.len())));

@@ -134,7 +134,10 @@ impl<B: Backend, T: DeviceCopy> Buffer<B, T> {
     /// The device address of element `index` (which may be one past the end).
     pub fn arg_at(&self, index: usize) -> Result<KernelArg> {
         if index > self.len {
-            return Err(Error::InvalidArgument { call: "Buffer::arg_at", reason: format!("index {index} > length {}", self.len) });
+            return Err(Error::InvalidArgument {
+                call: "Buffer::arg_at",
+                reason: format!("index {index} > length {}", self.len),
+            });
         }
         Ok(KernelArg::Ptr(B::address(&self.memory) + (index * std::mem::size_of::<T>()) as u64))
     }
@@ -164,7 +167,10 @@ impl<B: Backend, T: DeviceCopy> Buffer<B, T> {
     fn check_range(&self, call: &'static str, offset: usize, count: usize) -> Result<()> {
         match offset.checked_add(count) {
             Some(end) if end <= self.len => Ok(()),
-            _ => Err(Error::InvalidArgument { call, reason: format!("elements {offset}..{offset}+{count} of a buffer of {}", self.len) }),
+            _ => Err(Error::InvalidArgument {
+                call,
+                reason: format!("elements {offset}..{offset}+{count} of a buffer of {}", self.len),
+            }),
         }
     }
 }

@@ -82,7 +82,7 @@ pub enum Error {
     BadBundle(String),
     /// A kernel misused a barrier (checked builds) or deadlocked in a bounded wait.
     #[error(transparent)]
-    Fault(#[from] BarrierFault),
+    Fault(Box<BarrierFault>),
     /// A launch ran past its configured time limit and was aborted.
     #[error("launch of `{kernel}` was aborted after {seconds:.3} s (its LaunchConfig timeout)")]
     LaunchTimeout {
@@ -110,4 +110,10 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl From<BarrierFault> for Error {
+    fn from(fault: BarrierFault) -> Error {
+        Error::Fault(Box::new(fault))
+    }
 }

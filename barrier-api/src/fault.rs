@@ -286,12 +286,22 @@ mod tests {
 
     #[test]
     fn display_names_everything() {
-        let mut r = FaultRecord { kind: 3, op: 2, value: 5, limit: 2, pending: 2, expected: 4, scope: 2, ..Default::default() };
+        let mut r =
+            FaultRecord { kind: 3, op: 2, value: 5, limit: 2, pending: 2, expected: 4, scope: 2, ..Default::default() };
         r.thread = [7, 0, 0];
         r.block = [1, 0, 0];
         r.barrier = 0x1000;
         let text = BarrierFault::new("k", r).to_string();
-        for needle in ["`k`", "arrive", "block-scope", "block (1,0,0)", "thread (7,0,0)", "5 arrival(s)", "only 2 still pending", "expected 4"] {
+        for needle in [
+            "`k`",
+            "arrive",
+            "block-scope",
+            "block (1,0,0)",
+            "thread (7,0,0)",
+            "5 arrival(s)",
+            "only 2 still pending",
+            "expected 4",
+        ] {
             assert!(text.contains(needle), "{needle:?} missing from {text}");
         }
     }

@@ -156,7 +156,8 @@ impl Kernels {
             }
         }
         let path = out_dir.join(format!("{}.xbk", self.name));
-        std::fs::write(&path, KernelBundle::encode(&images)).or_else(|e| fail(format!("writing {}: {e}", path.display())))?;
+        std::fs::write(&path, KernelBundle::encode(&images))
+            .or_else(|e| fail(format!("writing {}: {e}", path.display())))?;
         Ok(path)
     }
 
@@ -165,7 +166,18 @@ impl Kernels {
         let output = out_dir.join(format!("{}.host.so", self.name));
         let mut cmd = Command::new(compiler.path());
         cmd.args(compiler.args())
-            .args(["-std=c++17", "-O2", "-g", "-fPIC", "-shared", "-fvisibility=hidden", "-pthread", "-Wall", "-Wextra", "-Wl,-z,defs"])
+            .args([
+                "-std=c++17",
+                "-O2",
+                "-g",
+                "-fPIC",
+                "-shared",
+                "-fvisibility=hidden",
+                "-pthread",
+                "-Wall",
+                "-Wextra",
+                "-Wl,-z,defs",
+            ])
             .arg(format!("-DXB_CHECKED={}", u8::from(checked)))
             .arg("-I")
             .arg(&meta.include);
@@ -185,7 +197,10 @@ impl Kernels {
             println!("cargo:warning={line}");
         }
         if !result.status.success() {
-            return fail(format!("compiling bundle `{}` for the host backend failed ({}):\n{:?}\n{stderr}", self.name, result.status, cmd));
+            return fail(format!(
+                "compiling bundle `{}` for the host backend failed ({}):\n{:?}\n{stderr}",
+                self.name, result.status, cmd
+            ));
         }
         std::fs::read(&output).or_else(|e| fail(format!("reading {}: {e}", output.display())))
     }

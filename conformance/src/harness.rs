@@ -57,7 +57,10 @@ impl<B: Backend> Ctx<B> {
 pub fn check_report<B: Backend>(report: &Buffer<B, u64>, what: &str) -> Result<Vec<u64>, String> {
     let r = report.download().map_err(|e| e.to_string())?;
     if r[0] != 0 {
-        return Err(format!("{what}: {} failed expectation(s); first at {}: got {}, wanted {}", r[0], r[1], r[2], r[3]));
+        return Err(format!(
+            "{what}: {} failed expectation(s); first at {}: got {}, wanted {}",
+            r[0], r[1], r[2], r[3]
+        ));
     }
     Ok(r)
 }

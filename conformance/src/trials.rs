@@ -35,7 +35,9 @@ impl BackendVisitor for TrialMaker {
                     .map(|case| {
                         let name = format!("[{}] {}", B::KIND, case.name);
                         match skip_reason(suite) {
-                            Some(reason) => Trial::test(format!("{name} (ignored: {reason})"), || Ok(())).with_ignored_flag(true),
+                            Some(reason) => {
+                                Trial::test(format!("{name} (ignored: {reason})"), || Ok(())).with_ignored_flag(true)
+                            }
                             None => {
                                 let ctx = ctx.clone();
                                 Trial::test(name, move || match (case.run)(&ctx) {

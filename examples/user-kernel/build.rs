@@ -1,4 +1,7 @@
-//! Compiles kernels/pipeline.cpp for every backend xbarrier was built with.
+//! Compiles kernels/pipeline.cpp and kernels/readme.cpp for every backend xbarrier was built with.
 fn main() {
-    xbarrier_build::Kernels::new("user_kernels").file("kernels/pipeline.cpp").build_or_exit();
+    xbarrier_build::Kernels::new("user_kernels")
+        .file("kernels/pipeline.cpp")
+        .file("kernels/readme.cpp")
+        .build_or_exit();
 }

@@ -20,7 +20,8 @@ fn max<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     // For other scopes with a completion function CCCL documents ptrdiff max; here the counts
     // share one 64-bit word, so it is int32 max as well (README, "Differences from CUDA").
     let want = [block, block, block, int32, int32, int32, 8];
-    let names = ["block", "block+completion", "thread", "device", "device+completion", "system", "sizeof(block barrier)"];
+    let names =
+        ["block", "block+completion", "thread", "device", "device+completion", "system", "sizeof(block barrier)"];
     for ((name, want), got) in names.iter().zip(want).zip(&got) {
         if want != *got {
             return Err(format!("{name}: got {got}, want {want}"));

@@ -13,17 +13,33 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
     vec![
         misuse("init_with_zero", |c| expect_fault(c, "xbm_init_zero", &[], FaultKind::InitCount, BarrierOp::Init)),
         misuse("init_above_max", |c| expect_fault(c, "xbm_init_too_many", &[], FaultKind::InitCount, BarrierOp::Init)),
-        misuse("arrive_update_zero", |c| expect_fault(c, "xbm_arrive_zero", &[], FaultKind::UpdateRange, BarrierOp::Arrive)),
-        misuse("arrive_update_above_pending", |c| expect_fault(c, "xbm_over_arrival", &[], FaultKind::OverArrival, BarrierOp::Arrive)),
-        misuse("arrive_while_only_tx_pending", |c| expect_fault(c, "xbm_arrive_while_tx_pending", &[], FaultKind::OverArrival, BarrierOp::Arrive)),
-        misuse("arrive_tx_above_2p20", |c| expect_fault(c, "xbm_arrive_tx_too_large", &[], FaultKind::TxRange, BarrierOp::ArriveTx)),
-        misuse("expect_tx_above_2p20", |c| expect_fault(c, "xbm_expect_tx_too_large", &[], FaultKind::TxRange, BarrierOp::ExpectTx)),
-        misuse("tx_count_overflow", |c| expect_fault(c, "xbm_tx_count_overflow", &[], FaultKind::TxOverflow, BarrierOp::ExpectTx)),
-        misuse("tx_count_underflow", |c| expect_fault(c, "xbm_tx_count_underflow", &[], FaultKind::TxOverflow, BarrierOp::CompleteTx)),
+        misuse("arrive_update_zero", |c| {
+            expect_fault(c, "xbm_arrive_zero", &[], FaultKind::UpdateRange, BarrierOp::Arrive)
+        }),
+        misuse("arrive_update_above_pending", |c| {
+            expect_fault(c, "xbm_over_arrival", &[], FaultKind::OverArrival, BarrierOp::Arrive)
+        }),
+        misuse("arrive_while_only_tx_pending", |c| {
+            expect_fault(c, "xbm_arrive_while_tx_pending", &[], FaultKind::OverArrival, BarrierOp::Arrive)
+        }),
+        misuse("arrive_tx_above_2p20", |c| {
+            expect_fault(c, "xbm_arrive_tx_too_large", &[], FaultKind::TxRange, BarrierOp::ArriveTx)
+        }),
+        misuse("expect_tx_above_2p20", |c| {
+            expect_fault(c, "xbm_expect_tx_too_large", &[], FaultKind::TxRange, BarrierOp::ExpectTx)
+        }),
+        misuse("tx_count_overflow", |c| {
+            expect_fault(c, "xbm_tx_count_overflow", &[], FaultKind::TxOverflow, BarrierOp::ExpectTx)
+        }),
+        misuse("tx_count_underflow", |c| {
+            expect_fault(c, "xbm_tx_count_underflow", &[], FaultKind::TxOverflow, BarrierOp::CompleteTx)
+        }),
         misuse("tx_on_device_scope_barrier", tx_on_device_scope::<B>),
         misuse("tx_on_barrier_in_global_memory", tx_on_global::<B>),
         misuse("memcpy_async_tx_misaligned", copy_misaligned::<B>),
-        misuse("drop_when_nobody_expected", |c| expect_fault(c, "xbm_drop_when_empty", &[], FaultKind::DropEmpty, BarrierOp::ArriveAndDrop)),
+        misuse("drop_when_nobody_expected", |c| {
+            expect_fault(c, "xbm_drop_when_empty", &[], FaultKind::DropEmpty, BarrierOp::ArriveAndDrop)
+        }),
         misuse("deadlock_is_reported", deadlock::<B>),
     ]
 }
@@ -33,7 +49,13 @@ const CULPRIT_THREAD: u32 = 2;
 
 /// Launches `kernel(extra..., fb, ft)` on 2 blocks of 4 threads and requires exactly the
 /// fault `kind` in `op`, attributed to block 1 thread 2.
-fn expect_fault<B: Backend>(ctx: &Ctx<B>, kernel: &str, extra: &[KernelArg], kind: FaultKind, op: BarrierOp) -> CaseResult {
+fn expect_fault<B: Backend>(
+    ctx: &Ctx<B>,
+    kernel: &str,
+    extra: &[KernelArg],
+    kind: FaultKind,
+    op: BarrierOp,
+) -> CaseResult {
     let mut args = extra.to_vec();
     args.extend([KernelArg::U32(CULPRIT_BLOCK), KernelArg::U32(CULPRIT_THREAD)]);
     // SAFETY: every misuse kernel takes its extra arguments (supplied by the caller to match)

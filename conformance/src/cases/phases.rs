@@ -49,7 +49,9 @@ fn parity<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     if s[..6] != want {
         return Err(format!("parity observations {:?}, expected {want:?} (fresh: parity 1 complete, 0 not; two-phase-old token aliases)", &s[..6]));
     }
-    Ok(Pass("fresh barrier parity(1)=done parity(0)=pending, flips per phase, 2-phase-old token aliases (P4, P6)".into()))
+    Ok(Pass(
+        "fresh barrier parity(1)=done parity(0)=pending, flips per phase, 2-phase-old token aliases (P4, P6)".into(),
+    ))
 }
 
 fn arrive_update<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
@@ -62,7 +64,10 @@ fn drop<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
         let report = ctx.report()?;
         let completed = ctx.device.alloc::<u64>(1).map_err(|e| e.to_string())?;
         // SAFETY: `xbc_drop(unsigned long long* report, unsigned long long* completed)`.
-        launched(unsafe { ctx.launch("xbc_drop", LaunchConfig::new(1, threads), &[report.arg(), completed.arg()]) }, "xbc_drop")?;
+        launched(
+            unsafe { ctx.launch("xbc_drop", LaunchConfig::new(1, threads), &[report.arg(), completed.arg()]) },
+            "xbc_drop",
+        )?;
         check_report(&report, &format!("xbc_drop with {threads} threads"))?;
         let phases = completed.download().map_err(|e| e.to_string())?[0];
         let want = 2 * u64::from(threads) - 1;

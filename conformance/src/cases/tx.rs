@@ -12,6 +12,7 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
         case("expect_tx_from_other_thread", "tx-count", expect_other::<B>),
         case("tx_edge_cases_match_h200", "tx-count", sequences::<B>),
         case("try_wait_for_times_out", "try_wait_for", try_wait_for::<B>),
+        case("memcpy_async_thread_and_group", "copies", memcpy_async::<B>),
     ]
 }
 
@@ -42,7 +43,11 @@ fn expect_other<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
         let report = ctx.report()?;
         // SAFETY: `xbc_expect_other(const unsigned* src, unsigned long long* report, unsigned bytes, unsigned rounds)`.
         let result = unsafe {
-            ctx.launch("xbc_expect_other", LaunchConfig::new(1, 64).shared(bytes), &[src.arg(), report.arg(), bytes.into(), 500u32.into()])
+            ctx.launch(
+                "xbc_expect_other",
+                LaunchConfig::new(1, 64).shared(bytes),
+                &[src.arg(), report.arg(), bytes.into(), 500u32.into()],
+            )
         };
         launched(result, "xbc_expect_other")?;
         check_report(&report, &format!("expect_tx by thread 0, copy by thread 1, {bytes} B"))?;
@@ -54,7 +59,10 @@ fn sequences<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     let src = ctx.device.upload(&source(16)).map_err(|e| e.to_string())?;
     let seen = ctx.device.alloc::<u64>(18).map_err(|e| e.to_string())?;
     // SAFETY: `xbc_tx_sequences(const unsigned* src, unsigned long long* seen)`; seen has 18 slots.
-    launched(unsafe { ctx.launch("xbc_tx_sequences", LaunchConfig::new(1, 1), &[src.arg(), seen.arg()]) }, "xbc_tx_sequences")?;
+    launched(
+        unsafe { ctx.launch("xbc_tx_sequences", LaunchConfig::new(1, 1), &[src.arg(), seen.arg()]) },
+        "xbc_tx_sequences",
+    )?;
     let s = seen.download().map_err(|e| e.to_string())?;
     // research/MBARRIER-GROUND-TRUTH.md, as observed on the H200.
     let table: [(&str, u64); 18] = [
@@ -93,7 +101,10 @@ fn try_wait_for<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     let timeout_ns = 20_000_000u64;
     let seen = ctx.device.alloc::<u64>(3).map_err(|e| e.to_string())?;
     // SAFETY: `xbc_try_wait_for(unsigned long long* seen, unsigned long long timeout_ns)`.
-    launched(unsafe { ctx.launch("xbc_try_wait_for", LaunchConfig::new(1, 2), &[seen.arg(), timeout_ns.into()]) }, "xbc_try_wait_for")?;
+    launched(
+        unsafe { ctx.launch("xbc_try_wait_for", LaunchConfig::new(1, 2), &[seen.arg(), timeout_ns.into()]) },
+        "xbc_try_wait_for",
+    )?;
     let s = seen.download().map_err(|e| e.to_string())?;
     if s[0] != 0 {
         return Err("try_wait_for returned true although the phase could not complete".into());
@@ -104,5 +115,25 @@ fn try_wait_for<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     if s[2] != 1 {
         return Err("try_wait_parity_for returned false although the phase completed".into());
     }
-    Ok(Pass(format!("20 ms timeout honoured (returned after {:.1} ms), then true once the phase completed", s[1] as f64 * 1e-6)))
+    Ok(Pass(format!(
+        "20 ms timeout honoured (returned after {:.1} ms), then true once the phase completed",
+        s[1] as f64 * 1e-6
+    )))
+}
+
+fn memcpy_async<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    let rounds = 6u32;
+    for (words, threads) in [(1u32, 1u32), (37, 8), (4096, 256)] {
+        let src = ctx.device.upload(&source((words + rounds) as usize)).map_err(|e| e.to_string())?;
+        let report = ctx.report()?;
+        let config = LaunchConfig::new(2, threads).shared(words * 4);
+        // SAFETY: `xbc_memcpy_async(const unsigned* src, unsigned long long* report, unsigned words,
+        // unsigned rounds)`; src holds words + rounds values.
+        launched(
+            unsafe { ctx.launch("xbc_memcpy_async", config, &[src.arg(), report.arg(), words.into(), rounds.into()]) },
+            "xbc_memcpy_async",
+        )?;
+        check_report(&report, &format!("{words} words, {threads} threads"))?;
+    }
+    Ok(Pass("single-thread and block-group copies of 4 B..16 KiB, unaligned sizes too".into()))
 }

@@ -7,7 +7,8 @@ use xbarrier::{DefaultBackend, Device, LaunchConfig};
 
 fn run() -> xbarrier::Result<()> {
     let (blocks, threads, tiles_per_block, tile_floats) = (8u32, 128u32, 64u32, 1024u32);
-    let input: Vec<f32> = (0..blocks * tiles_per_block * tile_floats).map(|i| ((i * 7919) % 1000) as f32 * 0.5).collect();
+    let input: Vec<f32> =
+        (0..blocks * tiles_per_block * tile_floats).map(|i| ((i * 7919) % 1000) as f32 * 0.5).collect();
 
     let device = Device::<DefaultBackend>::open(0)?;
     let module = device.load(&xbarrier::kernel_bundle!("user_kernels")?)?;
@@ -28,7 +29,10 @@ fn run() -> xbarrier::Result<()> {
     for (b, chunk) in input.chunks(per_block).enumerate() {
         let want: f64 = chunk.iter().map(|&x| f64::from(x)).sum();
         if (got[b] - want).abs() > 1e-6 * want.abs().max(1.0) {
-            return Err(xbarrier::Error::InvalidArgument { call: "tiled_sum", reason: format!("block {b}: got {}, want {want}", got[b]) });
+            return Err(xbarrier::Error::InvalidArgument {
+                call: "tiled_sum",
+                reason: format!("block {b}: got {}, want {want}", got[b]),
+            });
         }
     }
     println!(
@@ -38,6 +42,29 @@ fn run() -> xbarrier::Result<()> {
         input.len(),
         start.elapsed_until(&end)?.as_secs_f64() * 1e3
     );
+    readme_kernel(&device, &module)
+}
+
+/// The README's kernel, with the README's launch.
+fn readme_kernel(device: &Device<DefaultBackend>, module: &xbarrier::Module<DefaultBackend>) -> xbarrier::Result<()> {
+    let kernel = module.kernel("stream_in")?;
+    let values: Vec<f32> = (0..1024).map(|i| i as f32).collect();
+    let input = device.upload(&values)?;
+    let output = device.alloc::<f32>(1024)?;
+    let stream = device.stream()?;
+    // SAFETY: stream_in(const float*, float*, unsigned) takes exactly these; the buffers outlive the sync.
+    unsafe {
+        stream.launch(&kernel, &LaunchConfig::new(1, 256).shared(4096), &[input.arg(), output.arg(), 1024u32.into()])?
+    };
+    stream.synchronize()?;
+    let got = output.download()?;
+    if let Some(i) = (0..1024).find(|&i| got[i] != 2.0 * values[i]) {
+        return Err(xbarrier::Error::InvalidArgument {
+            call: "stream_in",
+            reason: format!("out[{i}] = {}, want {}", got[i], 2.0 * values[i]),
+        });
+    }
+    println!("README kernel stream_in: 1024 floats doubled through one tx-count phase; all match");
     Ok(())
 }
 

@@ -137,3 +137,25 @@ XB_KERNEL void xbc_try_wait_for(unsigned long long* seen, unsigned long long tim
     (void)bar.arrive();
   }
 }
+
+// xb::memcpy_async (cuda::memcpy_async): one thread's copy, and a group's copy split over
+// the block, each bound to the phase the threads then arrive on and wait for.
+XB_KERNEL void xbc_memcpy_async(const unsigned* src, unsigned long long* report, unsigned words, unsigned rounds) {
+  __shared__ xb::barrier<xb::thread_scope_block> bar;
+  unsigned* smem = xb::dynamic_shared<unsigned>();
+  const unsigned n = xbc::block_threads(), t = threadIdx.x;
+  if (t == 0) init(&bar, n);
+  __syncthreads();
+  const auto block = xb::this_thread_block();
+  for (unsigned r = 0; r < rounds; ++r) {
+    const unsigned* from = src + r;
+    if (r % 2 == 0) {
+      if (t == 0) xb::memcpy_async(smem, from, words * sizeof(unsigned), bar);
+    } else {
+      xb::memcpy_async(block, smem, from, words * sizeof(unsigned), bar);
+    }
+    bar.arrive_and_wait();
+    for (unsigned w = t; w < words; w += n) xbc::expect_eq(report, r * 1000000ull + w, smem[w], from[w]);
+    bar.arrive_and_wait();
+  }
+}
