@@ -117,7 +117,7 @@ class barrier : private detail::completion_slot<Completion> {
   XB_INLINE void arrive_and_wait() { wait(arrive()); }
   XB_INLINE void arrive_and_drop() { (void)proto::arrive(&state_, 1, this->completion(), true); }
 
-  static constexpr ptrdiff_t max() noexcept { return proto::max_count; }
+  XB_HOST_DEVICE static constexpr ptrdiff_t max() noexcept { return proto::max_count; }
 
  private:
   XB_INLINE Completion& completion_storage() { return this->completion(); }

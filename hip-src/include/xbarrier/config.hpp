@@ -34,9 +34,11 @@
 #if defined(XB_PLATFORM_CUDA) || defined(XB_PLATFORM_AMDGCN)
 #define XB_DEVICE __device__
 #define XB_INLINE __device__ __forceinline__
+#define XB_HOST_DEVICE __host__ __device__
 #else
 #define XB_DEVICE
 #define XB_INLINE inline __attribute__((always_inline))
+#define XB_HOST_DEVICE
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -72,12 +72,10 @@ XB_KERNEL void xbc_parity(unsigned long long* report, unsigned long long* seen) 
 XB_KERNEL void xbc_arrive_update(unsigned long long* report, unsigned phases) {
   __shared__ block_barrier bar;
   __shared__ unsigned slot[1024];
-  __shared__ unsigned expected;
   const unsigned n = xbc::block_threads(), t = threadIdx.x;
   if (t == 0) {
     unsigned e = 0;
     for (unsigned i = 0; i < n; ++i) e += 1 + i % 3;
-    expected = e;
     init(&bar, e);
   }
   __syncthreads();
@@ -96,7 +94,6 @@ XB_KERNEL void xbc_arrive_update(unsigned long long* report, unsigned phases) {
     token = bar.arrive(update);
     bar.wait(static_cast<xb::arrival_token&&>(token));
   }
-  (void)expected;
 }
 
 // arrive_and_drop lowers the expected count of later phases: in round p thread n-1-p

@@ -1,0 +1,171 @@
+// xbarrier/platform/cuda.hpp - the CUDA platform layer: the portable protocol's primitives
+// on NVIDIA GPUs. Running the protocol on it is the "emulated" variant: the exact protocol
+// AMD GPUs run, exercised by real GPU concurrency on sm_80/sm_90.
+//
+// Differs from platform/amdgcn.hpp only in the primitives: scoped atomics (libcu++
+// atomic_ref, which lowers to atom/ld/st with .cta/.gpu/.sys), warp aggregation
+// (__match_any_sync + __reduce_add_sync), back-off (__nanosleep), the clock (%globaltimer),
+// address-space tests (__isShared) and fault reporting (a module global the host reads).
+#pragma once
+#include <stdint.h>
+
+#include <cuda/atomic>
+
+#include "../abi.h"
+#include "../scope.hpp"
+
+// The first fault of a launch; backend-cuda reads it (cuModuleGetGlobal) after synchronize
+// and clears it. `kind` doubles as the abort flag that checked waits poll.
+extern "C" {
+__device__ xb_fault_record xb_fault_record_slot;
+}
+
+namespace xb {
+namespace detail {
+
+template <mem_scope S>
+struct cuda_scope;
+template <>
+struct cuda_scope<mem_scope::block> {
+  static constexpr cuda::thread_scope value = cuda::thread_scope_block;
+};
+template <>
+struct cuda_scope<mem_scope::device> {
+  static constexpr cuda::thread_scope value = cuda::thread_scope_device;
+};
+template <>
+struct cuda_scope<mem_scope::system> {
+  static constexpr cuda::thread_scope value = cuda::thread_scope_system;
+};
+
+XB_INLINE constexpr cuda::std::memory_order cuda_order(mem_order o) {
+  return o == mem_order::relaxed   ? cuda::std::memory_order_relaxed
+       : o == mem_order::acquire   ? cuda::std::memory_order_acquire
+       : o == mem_order::release   ? cuda::std::memory_order_release
+       : o == mem_order::acq_rel   ? cuda::std::memory_order_acq_rel
+                                   : cuda::std::memory_order_seq_cst;
+}
+
+struct cuda_platform {
+  static constexpr const char* name = "cuda-emulated";
+  static constexpr unsigned wave_size = 32;
+
+  template <mem_scope S>
+  using ref = cuda::atomic_ref<uint64_t, cuda_scope<S>::value>;
+
+  template <mem_scope S>
+  static XB_INLINE uint64_t load(const uint64_t* w, mem_order o) {
+    return ref<S>(*const_cast<uint64_t*>(w)).load(cuda_order(o));
+  }
+  template <mem_scope S>
+  static XB_INLINE void store(uint64_t* w, uint64_t v, mem_order o) {
+    ref<S>(*w).store(v, cuda_order(o));
+  }
+  template <mem_scope S>
+  static XB_INLINE uint64_t fetch_add(uint64_t* w, uint64_t v, mem_order o) {
+    return ref<S>(*w).fetch_add(v, cuda_order(o));
+  }
+  template <mem_scope S>
+  static XB_INLINE bool compare_exchange(uint64_t* w, uint64_t& expected, uint64_t desired, mem_order o) {
+    return ref<S>(*w).compare_exchange_strong(expected, desired, cuda_order(o), cuda::std::memory_order_relaxed);
+  }
+
+  // Relaxed polls, then one acquire fence once the poll succeeded.
+  template <mem_scope S>
+  static XB_INLINE uint64_t poll(const uint64_t* w) {
+    return load<S>(w, mem_order::relaxed);
+  }
+  template <mem_scope S>
+  static XB_INLINE void after_poll() {
+    cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda_scope<S>::value);
+  }
+
+  // One fetch_add per group of lanes arriving on the same barrier in the same call.
+  struct aggregate {
+    uint64_t old;
+    uint32_t total;
+    bool leader;
+  };
+  template <mem_scope S, class Rmw>
+  static XB_INLINE aggregate arrive_aggregated(uint64_t* w, uint32_t update, Rmw rmw) {
+    const unsigned active = __activemask();
+    const unsigned peers = __match_any_sync(active, reinterpret_cast<unsigned long long>(w));
+    const unsigned leader = __ffs(peers) - 1;
+    const unsigned lane = threadIdx.x & 31;  // blocks are laid out x-major, warps of 32
+    const unsigned total = __reduce_add_sync(peers, update);
+    uint64_t old = 0;
+    if (lane == leader) old = rmw(total);
+    old = __shfl_sync(peers, old, leader);
+    return aggregate{old, total, lane == leader};
+  }
+
+  static XB_INLINE void fence(mem_scope s, mem_order o) {
+    const cuda::std::memory_order order = cuda_order(o);
+    if (s == mem_scope::block) cuda::atomic_thread_fence(order, cuda::thread_scope_block);
+    else if (s == mem_scope::device) cuda::atomic_thread_fence(order, cuda::thread_scope_device);
+    else cuda::atomic_thread_fence(order, cuda::thread_scope_system);
+  }
+
+  static XB_INLINE uint64_t now_ns() {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+  }
+  static XB_INLINE uint64_t wait_timeout_ns() { return XB_DEFAULT_WAIT_TIMEOUT_NS; }
+
+  static XB_INLINE bool aborted() {
+    return cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(xb_fault_record_slot.kind).load(
+               cuda::std::memory_order_relaxed) != 0;
+  }
+
+  // Exponential sleep from 32 ns to 1 us; checked builds leave when the launch faulted.
+  static XB_INLINE void backoff(uint32_t& iteration) {
+    if (XB_CHECKED && aborted()) asm volatile("exit;");
+    const uint32_t shift = iteration < 5 ? iteration : 5;
+    __nanosleep(32u << shift);
+    ++iteration;
+  }
+  static XB_INLINE void relax() {}
+  static XB_INLINE void notify(uint64_t*) {}
+
+  static XB_INLINE bool is_shared(const void* p) { return __isShared(p); }
+
+  static XB_INLINE void copy(void* dst, const void* src, size_t bytes) {
+    if (((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | bytes) & 15) == 0) {
+      uint4* d = static_cast<uint4*>(dst);
+      const uint4* s = static_cast<const uint4*>(src);
+      for (size_t i = 0; i < bytes / 16; ++i) d[i] = s[i];
+    } else {
+      char* d = static_cast<char*>(dst);
+      const char* s = static_cast<const char*>(src);
+      for (size_t i = 0; i < bytes; ++i) d[i] = s[i];
+    }
+  }
+
+  // Records the first fault of the launch and ends the calling thread; checked waits of
+  // the other threads see `kind` set and end too.
+  [[noreturn]] static XB_INLINE void fault(xb_fault_record r) {
+    r.block[0] = blockIdx.x;
+    r.block[1] = blockIdx.y;
+    r.block[2] = blockIdx.z;
+    r.thread[0] = threadIdx.x;
+    r.thread[1] = threadIdx.y;
+    r.thread[2] = threadIdx.z;
+    xb_fault_record* slot = &xb_fault_record_slot;
+    if (atomicCAS(&slot->op, 0u, r.op) == 0) {
+      const uint32_t kind = r.kind;
+      r.kind = 0;
+      *slot = r;  // op stays claimed (same value); publish kind last
+      slot->op = r.op;
+      __threadfence_system();
+      atomicExch(&slot->kind, kind);
+    }
+    asm volatile("exit;");
+    __builtin_unreachable();
+  }
+};
+
+using platform = cuda_platform;
+
+}  // namespace detail
+}  // namespace xb
