@@ -1,1 +1,566 @@
+//! xbarrier's CUDA backend: NVIDIA GPUs through the CUDA driver API.
+//!
+//! The driver is reached through [cudarc]'s `result`/`sys` layers with dynamic loading:
+//! nothing of CUDA is needed to build, and `libcuda` is `dlopen`ed at run time. Without a
+//! driver, [`Backend::device_count`] returns [`Error::LibraryNotFound`] (never a panic: the
+//! library and every entry point this crate uses are checked before cudarc is called; see
+//! `driver.rs`). With a driver that sees no GPU it returns `Ok(0)`.
+//!
+//! Each [`CudaDevice`] retains the device's primary context (the one the CUDA runtime also
+//! uses) and makes it current on the calling thread before each driver call. Every handle
+//! (memory, module, stream, event) holds the context, so it is released last.
+//!
+//! Kernel images are whatever `cuModuleLoadData` accepts: a fatbin, a cubin or PTX text.
+//!
+//! # Barrier faults
+//! If a loaded module defines the global `xb_fault_record xb_fault_record_slot` (see
+//! `xbarrier/abi.h`; the CUDA platform layer writes the first fault of a launch there),
+//! [`Backend::synchronize`] reads it after the stream has drained. A nonzero `kind` is
+//! returned as [`Error::Fault`], naming the kernel last launched from that module on the
+//! stream, and the record is cleared for the next launch. Modules without the global are
+//! not checked.
+//!
+//! # Time limits
+//! The driver cannot abort a running kernel. A launch with a [`LaunchConfig::timeout`] is
+//! bracketed by two events; when the kernel took longer, the following
+//! [`Backend::synchronize`] reports [`Error::LaunchTimeout`] after the kernel ended.
+//!
+//! [cudarc]: https://docs.rs/cudarc
 
+mod driver;
+
+use std::ffi::{c_char, c_uint, c_void, CStr};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use cudarc::driver::result::{self, DriverError};
+use cudarc::driver::sys;
+use xbarrier_api::{
+    Backend, BackendKind, BarrierFault, DeviceInfo, Error, FaultRecord, KernelArg, KernelParams, LaunchConfig, Result,
+};
+
+use driver::{Check, Context};
+
+const BACKEND: BackendKind = BackendKind::Cuda;
+
+/// Name of the module global that holds a launch's barrier fault (an `xb_fault_record`).
+pub const FAULT_RECORD_SYMBOL: &str = "xb_fault_record_slot";
+const FAULT_RECORD_CSYMBOL: &CStr = c"xb_fault_record_slot";
+
+/// Dynamic shared memory a block may use without opting in (`cuFuncSetAttribute`).
+const DEFAULT_SHARED_LIMIT: u32 = 48 * 1024;
+
+/// The CUDA backend.
+pub struct Cuda;
+
+/// An open NVIDIA GPU: its retained primary context and what it is.
+pub struct CudaDevice {
+    ctx: Arc<Context>,
+    info: DeviceInfo,
+}
+
+impl CudaDevice {
+    /// The CUDA device ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.info.ordinal
+    }
+}
+
+/// A device allocation (`cuMemAlloc`, 256-byte aligned, zero-filled); freed on drop.
+pub struct CudaMemory {
+    ctx: Arc<Context>,
+    ptr: sys::CUdeviceptr,
+    bytes: usize,
+}
+
+impl Drop for CudaMemory {
+    fn drop(&mut self) {
+        if self.ctx.bind().is_ok() {
+            // SAFETY: allocated by cuMemAlloc in this context and freed only here. Kernels
+            // still using it are excluded by the launch contract (buffers outlive the sync).
+            let _ = unsafe { result::memory_free(self.ptr) };
+        }
+    }
+}
+
+/// A loaded module (shared with its kernels and with streams that launched them).
+pub struct CudaModule(Arc<ModuleInner>);
+
+struct ModuleInner {
+    ctx: Arc<Context>,
+    raw: sys::CUmodule,
+    name: String,
+    /// Device address of `xb_fault_record_slot`, if the module defines it.
+    fault_slot: Option<sys::CUdeviceptr>,
+}
+
+// SAFETY: module handles are context-bound, not thread-bound (see `Context`).
+unsafe impl Send for ModuleInner {}
+// SAFETY: as above.
+unsafe impl Sync for ModuleInner {}
+
+impl Drop for ModuleInner {
+    fn drop(&mut self) {
+        if self.ctx.bind().is_ok() {
+            // SAFETY: loaded in this context; the last user (function, stream record) is gone.
+            let _ = unsafe { result::module::unload(self.raw) };
+        }
+    }
+}
+
+/// A kernel of a loaded module.
+#[derive(Clone)]
+pub struct CudaFunction {
+    module: Arc<ModuleInner>,
+    raw: sys::CUfunction,
+    name: Arc<str>,
+    /// The dynamic shared memory limit set on the function so far (0: the default 48 KiB).
+    shared_limit: Arc<AtomicU32>,
+}
+
+// SAFETY: function handles are context-bound, not thread-bound (see `Context`).
+unsafe impl Send for CudaFunction {}
+// SAFETY: as above; the only mutable state is atomic.
+unsafe impl Sync for CudaFunction {}
+
+/// A stream (`cuStreamCreate`, synchronizing with the legacy default stream, so the
+/// blocking copies of [`Backend::write`]/[`Backend::read`] are ordered with its launches).
+pub struct CudaStream {
+    ctx: Arc<Context>,
+    raw: sys::CUstream,
+    /// Launches since the last synchronize that need checking afterwards.
+    pending: Mutex<Vec<Pending>>,
+}
+
+// SAFETY: stream handles are context-bound, not thread-bound; `pending` is behind a mutex.
+unsafe impl Send for CudaStream {}
+// SAFETY: as above.
+unsafe impl Sync for CudaStream {}
+
+impl Drop for CudaStream {
+    fn drop(&mut self) {
+        self.pending.get_mut().unwrap_or_else(PoisonError::into_inner).clear();
+        if self.ctx.bind().is_ok() {
+            // SAFETY: created in this context and destroyed once; queued work still completes.
+            let _ = unsafe { result::stream::destroy(self.raw) };
+        }
+    }
+}
+
+/// A launch whose fault record or running time is checked at the next synchronize.
+struct Pending {
+    kernel: Arc<str>,
+    module: Arc<ModuleInner>,
+    timing: Option<(CudaEvent, CudaEvent, Duration)>,
+}
+
+/// A recorded event (timing enabled); destroyed on drop.
+pub struct CudaEvent {
+    ctx: Arc<Context>,
+    raw: sys::CUevent,
+}
+
+// SAFETY: event handles are context-bound, not thread-bound (see `Context`).
+unsafe impl Send for CudaEvent {}
+// SAFETY: as above.
+unsafe impl Sync for CudaEvent {}
+
+impl Drop for CudaEvent {
+    fn drop(&mut self) {
+        if self.ctx.bind().is_ok() {
+            // SAFETY: created in this context, destroyed once; the driver defers the release
+            // until the event completes.
+            let _ = unsafe { result::event::destroy(self.raw) };
+        }
+    }
+}
+
+impl CudaEvent {
+    fn record(ctx: &Arc<Context>, stream: sys::CUstream) -> Result<CudaEvent> {
+        let raw = result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).call("cuEventCreate")?;
+        let event = CudaEvent { ctx: ctx.clone(), raw };
+        // SAFETY: both handles are live and belong to the current context.
+        unsafe { result::event::record(event.raw, stream) }.call("cuEventRecord")?;
+        Ok(event)
+    }
+}
+
+fn attribute(device: sys::CUdevice, attr: sys::CUdevice_attribute) -> Result<u32> {
+    // SAFETY: `device` comes from cuDeviceGet.
+    let value = unsafe { result::device::get_attribute(device, attr) }.call("cuDeviceGetAttribute")?;
+    Ok(u32::try_from(value).unwrap_or(0))
+}
+
+fn device_name(device: sys::CUdevice, ordinal: usize) -> Result<String> {
+    let mut buf = [0 as c_char; 256];
+    // SAFETY: the driver writes at most `len` bytes, NUL included, into `buf`.
+    unsafe { sys::cuDeviceGetName(buf.as_mut_ptr(), buf.len() as i32, device) }.result().call("cuDeviceGetName")?;
+    // SAFETY: `buf` is plain bytes; reinterpreting c_char as u8 is sound.
+    let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), buf.len()) };
+    Ok(match CStr::from_bytes_until_nul(bytes) {
+        Ok(name) if !name.is_empty() => name.to_string_lossy().into_owned(),
+        _ => format!("NVIDIA GPU {ordinal}"),
+    })
+}
+
+fn describe(ordinal: usize, device: sys::CUdevice) -> Result<DeviceInfo> {
+    use sys::CUdevice_attribute as A;
+    let major = attribute(device, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+    let minor = attribute(device, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+    let multiprocessors = attribute(device, A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+    let cooperative = attribute(device, A::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 0;
+    Ok(DeviceInfo {
+        backend: BACKEND,
+        ordinal,
+        name: device_name(device, ordinal)?,
+        arch: format!("sm_{major}{minor}"),
+        wave_size: attribute(device, A::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?,
+        multiprocessors,
+        // Conservative: any kernel that can run at all keeps one block per SM resident, so
+        // this many blocks always fit. The real bound depends on the kernel's occupancy;
+        // a larger cooperative grid that cannot be co-resident is refused by the driver
+        // (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) rather than deadlocking.
+        max_cooperative_blocks: if cooperative { multiprocessors } else { 0 },
+        max_threads_per_block: attribute(device, A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        max_dynamic_shared_bytes: attribute(device, A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+    })
+}
+
+fn check_range(memory: &CudaMemory, offset: usize, len: usize) -> Result<sys::CUdeviceptr> {
+    match offset.checked_add(len) {
+        Some(end) if end <= memory.bytes => Ok(memory.ptr + offset as u64),
+        _ => Err(Error::InvalidArgument {
+            call: "copy",
+            reason: format!("bytes {offset}..+{len} of a {}-byte allocation", memory.bytes),
+        }),
+    }
+}
+
+/// A copy of `image` that the driver may read as PTX text (NUL-terminated) or as a
+/// cubin/fatbin (8-byte aligned, which `include_bytes!` data need not be).
+fn aligned_image(image: &[u8]) -> Vec<u64> {
+    let mut words = vec![0u64; image.len() / 8 + 1]; // at least one trailing zero byte
+                                                     // SAFETY: `words` holds at least `image.len() + 1` bytes; u64 has no invalid bit patterns.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) };
+    bytes[..image.len()].copy_from_slice(image);
+    words
+}
+
+fn fault_record_bytes(record: &mut FaultRecord) -> &mut [u8] {
+    // SAFETY: FaultRecord is repr(C) with only integer fields and no padding (88 bytes), so
+    // any bytes written through this view form a valid value.
+    unsafe {
+        std::slice::from_raw_parts_mut((record as *mut FaultRecord).cast::<u8>(), std::mem::size_of::<FaultRecord>())
+    }
+}
+
+/// Reads and clears the fault record of `module`; `Some` when a fault was recorded.
+///
+/// The device side claims the record by setting `op` and publishes `kind` last; `kind` is
+/// also the flag that makes checked waits of a faulted launch give up. So any nonzero
+/// record is cleared, or the next launch of the module would start out aborted.
+fn take_fault(module: &ModuleInner) -> Result<Option<FaultRecord>> {
+    let Some(slot) = module.fault_slot else { return Ok(None) };
+    let mut record = FaultRecord::default();
+    // SAFETY: `slot` addresses the module's global of at least size_of::<FaultRecord>()
+    // bytes (checked at load); the module is alive (we hold it) and its context current.
+    unsafe { result::memcpy_dtoh_sync(fault_record_bytes(&mut record), slot) }.call("cuMemcpyDtoH")?;
+    if record == FaultRecord::default() {
+        return Ok(None);
+    }
+    let zero = [0u8; std::mem::size_of::<FaultRecord>()];
+    // SAFETY: as above, writing the same range.
+    unsafe { result::memcpy_htod_sync(slot, &zero) }.call("cuMemcpyHtoD")?;
+    Ok((record.kind != 0).then_some(record))
+}
+
+impl Backend for Cuda {
+    const KIND: BackendKind = BACKEND;
+    type Device = CudaDevice;
+    type Memory = CudaMemory;
+    type Module = CudaModule;
+    type Function = CudaFunction;
+    type Stream = CudaStream;
+    type Event = CudaEvent;
+
+    fn device_count() -> Result<usize> {
+        driver::device_count()
+    }
+
+    fn open(ordinal: usize) -> Result<CudaDevice> {
+        let found = driver::device_count()?;
+        if ordinal >= found {
+            let hint = if found == 0 {
+                "the NVIDIA driver sees no GPU (check `nvidia-smi` and CUDA_VISIBLE_DEVICES)".to_owned()
+            } else {
+                format!("valid ordinals are 0..{found} (CUDA_VISIBLE_DEVICES may hide devices)")
+            };
+            return Err(Error::NoDevice { backend: BACKEND, ordinal, found, hint });
+        }
+        let (ctx, device) = Context::retain(ordinal)?;
+        let ctx = Arc::new(ctx);
+        let info = describe(ordinal, device)?;
+        Ok(CudaDevice { ctx, info })
+    }
+
+    fn info(device: &CudaDevice) -> DeviceInfo {
+        device.info.clone()
+    }
+
+    fn alloc(device: &CudaDevice, bytes: usize) -> Result<CudaMemory> {
+        device.ctx.bind()?;
+        let size = bytes.max(1);
+        // SAFETY: plain allocation in the current context; zero-filled below before any use.
+        let ptr = match unsafe { result::malloc_sync(size) } {
+            Ok(ptr) => ptr,
+            Err(DriverError(sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY)) => {
+                return Err(Error::OutOfMemory { backend: BACKEND, requested: bytes })
+            }
+            Err(e) => return Err(driver::driver_error("cuMemAlloc", e)),
+        };
+        let memory = CudaMemory { ctx: device.ctx.clone(), ptr, bytes: size };
+        // SAFETY: `ptr` addresses `size` bytes just allocated in this context.
+        unsafe { result::memset_d8_sync(ptr, 0, size) }.call("cuMemsetD8")?;
+        Ok(memory)
+    }
+
+    fn address(memory: &CudaMemory) -> u64 {
+        memory.ptr
+    }
+
+    fn write(device: &CudaDevice, memory: &mut CudaMemory, offset: usize, src: &[u8]) -> Result<()> {
+        let dst = check_range(memory, offset, src.len())?;
+        device.ctx.bind()?;
+        // SAFETY: the range lies inside the allocation (checked); the copy is synchronous.
+        unsafe { result::memcpy_htod_sync(dst, src) }.call("cuMemcpyHtoD")
+    }
+
+    fn read(device: &CudaDevice, memory: &CudaMemory, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let src = check_range(memory, offset, dst.len())?;
+        device.ctx.bind()?;
+        // SAFETY: the range lies inside the allocation (checked); the copy is synchronous.
+        unsafe { result::memcpy_dtoh_sync(dst, src) }.call("cuMemcpyDtoH")
+    }
+
+    fn load_module(device: &CudaDevice, name: &str, image: &'static [u8]) -> Result<CudaModule> {
+        device.ctx.bind()?;
+        let copy = aligned_image(image);
+        // SAFETY: `copy` is a NUL-terminated, 8-aligned copy of the image; the driver
+        // validates the contents and copies what it keeps.
+        let raw = unsafe { result::module::load_data(copy.as_ptr().cast::<c_void>()) }.call("cuModuleLoadData")?;
+        let mut module = ModuleInner { ctx: device.ctx.clone(), raw, name: name.to_owned(), fault_slot: None };
+        // SAFETY: `raw` was just loaded; the name is a valid C string.
+        match unsafe { result::module::get_global(raw, FAULT_RECORD_CSYMBOL.to_owned()) } {
+            Ok((ptr, bytes)) if bytes >= std::mem::size_of::<FaultRecord>() => module.fault_slot = Some(ptr),
+            Ok((_, bytes)) => {
+                return Err(Error::BadBundle(format!(
+                    "module `{name}`: {FAULT_RECORD_SYMBOL} is {bytes} bytes, xb_fault_record is {} (abi.h and barrier-api disagree)",
+                    std::mem::size_of::<FaultRecord>()
+                )))
+            }
+            Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND)) => {}
+            Err(e) => return Err(driver::driver_error("cuModuleGetGlobal", e)),
+        }
+        Ok(CudaModule(Arc::new(module)))
+    }
+
+    fn function(device: &CudaDevice, module: &CudaModule, name: &str) -> Result<CudaFunction> {
+        let not_found = || Error::KernelNotFound { module: module.0.name.clone(), kernel: name.to_owned() };
+        let c_name = std::ffi::CString::new(name).map_err(|_| not_found())?;
+        device.ctx.bind()?;
+        // SAFETY: the module is loaded (we hold it); the name is a valid C string.
+        let raw = match unsafe { result::module::get_function(module.0.raw, c_name) } {
+            Ok(raw) => raw,
+            Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND)) => return Err(not_found()),
+            Err(e) => return Err(driver::driver_error("cuModuleGetFunction", e)),
+        };
+        Ok(CudaFunction { module: module.0.clone(), raw, name: name.into(), shared_limit: Arc::new(AtomicU32::new(0)) })
+    }
+
+    fn create_stream(device: &CudaDevice) -> Result<CudaStream> {
+        device.ctx.bind()?;
+        let raw = result::stream::create(result::stream::StreamKind::Default).call("cuStreamCreate")?;
+        Ok(CudaStream { ctx: device.ctx.clone(), raw, pending: Mutex::new(Vec::new()) })
+    }
+
+    unsafe fn launch(
+        device: &CudaDevice,
+        stream: &CudaStream,
+        function: &CudaFunction,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+    ) -> Result<()> {
+        device.ctx.bind()?;
+        let shared = config.shared_bytes;
+        if shared > DEFAULT_SHARED_LIMIT && function.shared_limit.load(Ordering::Relaxed) < shared {
+            // SAFETY: the function belongs to a loaded module of the current context.
+            unsafe {
+                result::function::set_function_attribute(
+                    function.raw,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    i32::try_from(shared).unwrap_or(i32::MAX),
+                )
+            }
+            .call("cuFuncSetAttribute")?;
+            function.shared_limit.fetch_max(shared, Ordering::Relaxed);
+        }
+        let mut slots = KernelParams::new(args);
+        let mut params = slots.pointers();
+        let grid = (config.grid.x, config.grid.y, config.grid.z);
+        let block = (config.block.x, config.block.y, config.block.z);
+        let start = match config.timeout {
+            Some(_) => Some(CudaEvent::record(&device.ctx, stream.raw)?),
+            None => None,
+        };
+        // SAFETY: `params` points at one live slot per argument, each holding the argument's
+        // C representation; the driver copies them before returning. The caller guarantees
+        // that they match the kernel's parameters and that pointed-to memory stays
+        // allocated until the stream is synchronized. The function and stream are live
+        // handles of the current context.
+        let launched = unsafe {
+            if config.cooperative {
+                result::launch_cooperative_kernel(function.raw, grid, block, shared as c_uint, stream.raw, &mut params)
+                    .call("cuLaunchCooperativeKernel")
+            } else {
+                result::launch_kernel(function.raw, grid, block, shared as c_uint, stream.raw, &mut params)
+                    .call("cuLaunchKernel")
+            }
+        };
+        launched?;
+        let timing = match (start, config.timeout) {
+            (Some(start), Some(limit)) => Some((start, CudaEvent::record(&device.ctx, stream.raw)?, limit)),
+            _ => None,
+        };
+        if timing.is_some() || function.module.fault_slot.is_some() {
+            let mut pending = stream.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            if timing.is_none() {
+                // Only the last untimed launch per module matters (it names the fault), so
+                // the list stays short however many launches precede a synchronize.
+                pending.retain(|p| p.timing.is_some() || !Arc::ptr_eq(&p.module, &function.module));
+            }
+            pending.push(Pending { kernel: function.name.clone(), module: function.module.clone(), timing });
+        }
+        Ok(())
+    }
+
+    fn synchronize(device: &CudaDevice, stream: &CudaStream) -> Result<()> {
+        device.ctx.bind()?;
+        let pending = std::mem::take(&mut *stream.pending.lock().unwrap_or_else(PoisonError::into_inner));
+        // SAFETY: a live stream of the current context.
+        unsafe { result::stream::synchronize(stream.raw) }.call("cuStreamSynchronize")?;
+
+        // Barrier faults first: each module's record, named after its last launched kernel.
+        let mut fault = None;
+        let mut seen: Vec<*const ModuleInner> = Vec::new();
+        for launch in pending.iter().rev() {
+            let key = Arc::as_ptr(&launch.module);
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            if let Some(record) = take_fault(&launch.module)? {
+                fault.get_or_insert_with(|| BarrierFault::new(&launch.kernel, record));
+            }
+        }
+        if let Some(fault) = fault {
+            return Err(fault.into());
+        }
+
+        for launch in &pending {
+            if let Some((start, end, limit)) = &launch.timing {
+                // SAFETY: both events were recorded on this stream, which has drained.
+                let ms = unsafe { driver::elapsed_ms(start.raw, end.raw) }?;
+                if f64::from(ms) / 1e3 > limit.as_secs_f64() {
+                    return Err(Error::LaunchTimeout {
+                        kernel: launch.kernel.to_string(),
+                        seconds: limit.as_secs_f64(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn record(device: &CudaDevice, stream: &CudaStream) -> Result<CudaEvent> {
+        device.ctx.bind()?;
+        CudaEvent::record(&device.ctx, stream.raw)
+    }
+
+    fn elapsed(start: &CudaEvent, end: &CudaEvent) -> Result<Duration> {
+        start.ctx.bind()?;
+        // SAFETY: a live event of the current context.
+        unsafe { result::event::synchronize(end.raw) }.call("cuEventSynchronize")?;
+        // SAFETY: both events are live, recorded, and `end` has completed.
+        let ms = unsafe { driver::elapsed_ms(start.raw, end.raw) }?;
+        Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xbarrier_api::Device;
+
+    #[test]
+    fn device_count_does_not_panic() {
+        match Cuda::device_count() {
+            Ok(n) => eprintln!("note: the CUDA driver sees {n} device(s)"),
+            Err(Error::LibraryNotFound { backend, tried, hint }) => {
+                assert_eq!(backend, BackendKind::Cuda);
+                assert!(tried.contains("libcuda.so.1"), "{tried}");
+                assert!(hint.starts_with(driver::LIBRARY_HINT), "{hint}");
+            }
+            Err(e @ (Error::Driver { .. } | Error::Unsupported { .. })) => eprintln!("note: CUDA driver unusable: {e}"),
+            Err(e) => panic!("unexpected error: {e}"),
+        }
+    }
+
+    #[test]
+    fn open_without_a_driver_says_how_to_fix_it() {
+        match Device::<Cuda>::open(0) {
+            Ok(device) => {
+                let info = device.info();
+                assert_eq!(info.backend, BackendKind::Cuda);
+                assert!(info.arch.starts_with("sm_"), "{info:?}");
+            }
+            Err(e @ Error::LibraryNotFound { .. }) => {
+                let text = e.to_string();
+                eprintln!("note: {text}");
+                assert!(text.contains("install the NVIDIA driver (libcuda.so.1)"), "{text}");
+                assert!(text.contains("libcuda.so"), "{text}");
+            }
+            Err(e @ Error::NoDevice { .. }) => assert!(e.to_string().contains("nvidia-smi"), "{e}"),
+            Err(e @ (Error::Driver { .. } | Error::Unsupported { .. })) => eprintln!("note: CUDA driver unusable: {e}"),
+            Err(e) => panic!("unexpected error: {e}"),
+        }
+    }
+
+    #[test]
+    fn open_past_the_last_device_is_no_device() {
+        match Cuda::open(usize::MAX) {
+            Err(Error::NoDevice { ordinal, .. }) => assert_eq!(ordinal, usize::MAX),
+            Err(Error::LibraryNotFound { .. } | Error::Driver { .. } | Error::Unsupported { .. }) => {}
+            Err(e) => panic!("unexpected error: {e}"),
+            Ok(_) => panic!("opened device usize::MAX"),
+        }
+    }
+
+    #[test]
+    fn images_are_aligned_and_terminated() {
+        for len in [0usize, 1, 7, 8, 9, 100] {
+            let image: Vec<u8> = (0..len).map(|i| i as u8 | 1).collect();
+            let words = aligned_image(&image);
+            assert!(words.len() * 8 > len);
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+            assert_eq!(&bytes[..len], &image[..]);
+            assert_eq!(bytes[len], 0);
+        }
+    }
+
+    #[test]
+    fn fault_record_is_the_abi_size() {
+        assert_eq!(std::mem::size_of::<FaultRecord>(), 88);
+        assert_eq!(FAULT_RECORD_CSYMBOL.to_str(), Ok(FAULT_RECORD_SYMBOL));
+    }
+}

@@ -1,1 +1,775 @@
+//! xbarrier's HIP backend: AMD GPUs through the HIP runtime (`libamdhip64`).
+//!
+//! # Why not `hip-sys`
+//! The `hip-sys` crate links `amdhip64` at build time. A binary built against Debian's ROCm
+//! 5.2 then records `NEEDED libamdhip64.so.5` and does not even start where that soname is
+//! missing: on ROCm 6 and 7 machines (`.so.6`, `.so.7`), and on NVIDIA-only or CPU-only
+//! machines, although the other backends would run fine there. Its build script also
+//! panics without ROCm headers. So this crate `dlopen`s the runtime instead (`sys.rs`:
+//! `libamdhip64.so`, `.so.7`, `.so.6`, `.so.5` on the loader path, then `$ROCM_PATH/lib`,
+//! `$HIP_PATH/lib` and `/opt/rocm/lib`) and binds only the entry points it calls (23, plus
+//! 5 optional ones), with signatures that are the same from ROCm 5.x to 7.x. Nothing of
+//! ROCm is needed to build; without it [`Backend::device_count`] returns
+//! [`Error::LibraryNotFound`].
+//!
+//! The runtime keeps a current device per thread; every call first selects the device
+//! (`hipSetDevice`).
+//!
+//! Kernel images are whatever `hipModuleLoadData` accepts: an
+//! AMDGPU code object or a clang offload bundle.
+//!
+//! # Barrier faults
+//! As in the CUDA backend: if a module defines the global `xb_fault_record
+//! xb_fault_record_slot` (`xbarrier/abi.h`), [`Backend::synchronize`] reads it
+//! (`hipModuleGetGlobal`) after the stream drained, reports a nonzero `kind` as
+//! [`Error::Fault`] naming the kernel last launched from that module on the stream, and
+//! clears it. Modules without the global are not checked.
+//!
+//! # Time limits
+//! HIP cannot abort a running kernel. A launch with a [`LaunchConfig::timeout`] is
+//! bracketed by two events and an overrun is reported as [`Error::LaunchTimeout`] by the
+//! next [`Backend::synchronize`], after the kernel ended.
+//!
+//! # Limits of this backend
+//! - Dynamic shared memory: AMD GPUs have no opt-in step; a block may use up to
+//!   `hipDeviceAttributeMaxSharedMemoryPerBlock` (static and dynamic together).
+//! - Cooperative launches need `hipModuleLaunchCooperativeKernel`, which ROCm 5.2 lacks;
+//!   there `max_cooperative_blocks` is 0 and a cooperative launch is refused.
 
+mod sys;
+
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use xbarrier_api::{
+    Backend, BackendKind, BarrierFault, DeviceInfo, Error, FaultRecord, KernelArg, KernelParams, LaunchConfig, Result,
+};
+
+use sys::{attr, Api, Handle, HipError};
+
+const BACKEND: BackendKind = BackendKind::Hip;
+
+/// What to do when `libamdhip64` is absent.
+pub const LIBRARY_HINT: &str = "install ROCm (libamdhip64) — e.g. Debian's libamdhip64-5 or AMD's ROCm packages";
+
+/// Name of the module global that holds a launch's barrier fault (an `xb_fault_record`).
+pub const FAULT_RECORD_SYMBOL: &str = "xb_fault_record_slot";
+const FAULT_RECORD_CSYMBOL: &CStr = c"xb_fault_record_slot";
+
+/// Reported as the architecture when the runtime's device properties do not name one.
+pub const UNKNOWN_ARCH: &str = "amdgcn (unknown)";
+
+/// The HIP backend.
+pub struct Hip;
+
+/// `Err(Error::Driver { call, .. })` unless `code` is `hipSuccess`.
+fn check(api: &Api, call: &'static str, code: HipError) -> Result<()> {
+    if code == sys::HIP_SUCCESS {
+        Ok(())
+    } else {
+        Err(driver_error(api, call, code))
+    }
+}
+
+fn driver_error(api: &Api, call: &'static str, code: HipError) -> Error {
+    Error::Driver { backend: BACKEND, call, code: i64::from(code), name: api.error_name(code) }
+}
+
+/// The runtime, or `LibraryNotFound`.
+fn runtime() -> Result<&'static Api> {
+    sys::api().map_err(|failure| Error::LibraryNotFound {
+        backend: BACKEND,
+        tried: failure.describe(),
+        hint: format!("{LIBRARY_HINT}; set ROCM_PATH if it is installed elsewhere"),
+    })
+}
+
+/// `hipInit`'s result, called once.
+fn init_code(api: &Api) -> HipError {
+    static INIT: OnceLock<HipError> = OnceLock::new();
+    // SAFETY: hipInit takes flags (which must be 0) and may be called more than once.
+    *INIT.get_or_init(|| unsafe { (api.hipInit)(0) })
+}
+
+/// Whether `hipInit` failing with `code` just means that there is no usable AMD GPU.
+/// ROCm 5.2 answers `hipErrorInvalidDevice` on a machine without one, others `hipErrorNoDevice`.
+fn means_no_device(code: HipError) -> bool {
+    matches!(code, sys::HIP_ERROR_NO_DEVICE | sys::HIP_ERROR_INVALID_DEVICE)
+}
+
+/// The runtime after `hipInit`; `Ok(None)` when it initialized to "no device".
+fn initialized() -> Result<Option<&'static Api>> {
+    let api = runtime()?;
+    match init_code(api) {
+        sys::HIP_SUCCESS => Ok(Some(api)),
+        code if means_no_device(code) => Ok(None),
+        code => Err(driver_error(api, "hipInit", code)),
+    }
+}
+
+fn set_device(api: &Api, ordinal: c_int) -> Result<()> {
+    // SAFETY: takes a plain ordinal; checked against the device count at open.
+    check(api, "hipSetDevice", unsafe { (api.hipSetDevice)(ordinal) })
+}
+
+/// An open AMD GPU.
+pub struct HipDevice {
+    api: &'static Api,
+    ordinal: c_int,
+    info: DeviceInfo,
+    runtime_version: Option<i32>,
+}
+
+impl HipDevice {
+    /// The HIP device ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.info.ordinal
+    }
+    /// `hipRuntimeGetVersion` (e.g. 50221153 for ROCm 5.2), when the runtime reports it.
+    pub fn runtime_version(&self) -> Option<i32> {
+        self.runtime_version
+    }
+    /// The library that was loaded (a soname or a path).
+    pub fn library(&self) -> &str {
+        &self.api.path
+    }
+    fn select(&self) -> Result<()> {
+        set_device(self.api, self.ordinal)
+    }
+}
+
+/// A device allocation (`hipMalloc`, zero-filled); freed on drop.
+pub struct HipMemory {
+    api: &'static Api,
+    ordinal: c_int,
+    ptr: *mut c_void,
+    bytes: usize,
+}
+
+// SAFETY: device pointers are process-wide values, usable from any thread.
+unsafe impl Send for HipMemory {}
+// SAFETY: as above; the struct has no interior mutability.
+unsafe impl Sync for HipMemory {}
+
+impl Drop for HipMemory {
+    fn drop(&mut self) {
+        if set_device(self.api, self.ordinal).is_ok() {
+            // SAFETY: allocated by hipMalloc and freed only here; kernels still using it
+            // are excluded by the launch contract (buffers outlive the synchronize).
+            let _ = unsafe { (self.api.hipFree)(self.ptr) };
+        }
+    }
+}
+
+/// A loaded module (shared with its kernels and with streams that launched them).
+pub struct HipModule(Arc<ModuleInner>);
+
+struct ModuleInner {
+    api: &'static Api,
+    ordinal: c_int,
+    raw: Handle,
+    name: String,
+    /// Device address of `xb_fault_record_slot`, if the module defines it.
+    fault_slot: Option<*mut c_void>,
+}
+
+// SAFETY: HIP module handles are process-wide and the runtime is thread-safe.
+unsafe impl Send for ModuleInner {}
+// SAFETY: as above.
+unsafe impl Sync for ModuleInner {}
+
+impl Drop for ModuleInner {
+    fn drop(&mut self) {
+        if set_device(self.api, self.ordinal).is_ok() {
+            // SAFETY: loaded by hipModuleLoadData, unloaded once, after its last user.
+            let _ = unsafe { (self.api.hipModuleUnload)(self.raw) };
+        }
+    }
+}
+
+/// A kernel of a loaded module.
+#[derive(Clone)]
+pub struct HipFunction {
+    module: Arc<ModuleInner>,
+    raw: Handle,
+    name: Arc<str>,
+}
+
+// SAFETY: HIP function handles are process-wide and the runtime is thread-safe.
+unsafe impl Send for HipFunction {}
+// SAFETY: as above.
+unsafe impl Sync for HipFunction {}
+
+/// A stream (`hipStreamCreate`: blocking, so the synchronous copies of
+/// [`Backend::write`]/[`Backend::read`] are ordered with its launches).
+pub struct HipStream {
+    api: &'static Api,
+    ordinal: c_int,
+    raw: Handle,
+    /// Launches since the last synchronize that need checking afterwards.
+    pending: Mutex<Vec<Pending>>,
+}
+
+// SAFETY: HIP stream handles are process-wide; `pending` is behind a mutex.
+unsafe impl Send for HipStream {}
+// SAFETY: as above.
+unsafe impl Sync for HipStream {}
+
+impl Drop for HipStream {
+    fn drop(&mut self) {
+        self.pending.get_mut().unwrap_or_else(PoisonError::into_inner).clear();
+        if set_device(self.api, self.ordinal).is_ok() {
+            // SAFETY: created by hipStreamCreate and destroyed once; queued work completes.
+            let _ = unsafe { (self.api.hipStreamDestroy)(self.raw) };
+        }
+    }
+}
+
+/// A launch whose fault record or running time is checked at the next synchronize.
+struct Pending {
+    kernel: Arc<str>,
+    module: Arc<ModuleInner>,
+    timing: Option<(HipEvent, HipEvent, Duration)>,
+}
+
+/// A recorded event; destroyed on drop.
+pub struct HipEvent {
+    api: &'static Api,
+    ordinal: c_int,
+    raw: Handle,
+}
+
+// SAFETY: HIP event handles are process-wide and the runtime is thread-safe.
+unsafe impl Send for HipEvent {}
+// SAFETY: as above.
+unsafe impl Sync for HipEvent {}
+
+impl Drop for HipEvent {
+    fn drop(&mut self) {
+        if set_device(self.api, self.ordinal).is_ok() {
+            // SAFETY: created by hipEventCreate, destroyed once.
+            let _ = unsafe { (self.api.hipEventDestroy)(self.raw) };
+        }
+    }
+}
+
+impl HipEvent {
+    /// Creates an event and records it on `stream` (its device selected).
+    fn record(api: &'static Api, ordinal: c_int, stream: Handle) -> Result<HipEvent> {
+        let mut raw: Handle = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer.
+        check(api, "hipEventCreate", unsafe { (api.hipEventCreate)(&mut raw) })?;
+        let event = HipEvent { api, ordinal, raw };
+        // SAFETY: both handles are live.
+        check(api, "hipEventRecord", unsafe { (api.hipEventRecord)(event.raw, stream) })?;
+        Ok(event)
+    }
+
+    /// Milliseconds from `self` to `end` (both recorded and completed).
+    fn ms_until(&self, end: &HipEvent) -> Result<f32> {
+        let mut ms = 0f32;
+        // SAFETY: both events are live; `ms` is a valid out-pointer.
+        check(self.api, "hipEventElapsedTime", unsafe { (self.api.hipEventElapsedTime)(&mut ms, self.raw, end.raw) })?;
+        Ok(ms)
+    }
+}
+
+fn attribute(api: &Api, ordinal: c_int, attribute: c_int) -> Result<u32> {
+    let mut value: c_int = 0;
+    // SAFETY: `value` is a valid out-pointer; the attribute is one of the stable values.
+    check(api, "hipDeviceGetAttribute", unsafe { (api.hipDeviceGetAttribute)(&mut value, attribute, ordinal) })?;
+    Ok(u32::try_from(value).unwrap_or(0))
+}
+
+fn device_name(api: &Api, ordinal: c_int) -> Result<String> {
+    let mut buf = [0 as c_char; 256];
+    // SAFETY: the runtime writes at most `len` bytes, NUL included, into `buf`.
+    check(api, "hipDeviceGetName", unsafe { (api.hipDeviceGetName)(buf.as_mut_ptr(), buf.len() as c_int, ordinal) })?;
+    // SAFETY: `buf` is plain bytes; reinterpreting c_char as u8 is sound.
+    let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), buf.len()) };
+    Ok(match CStr::from_bytes_until_nul(bytes) {
+        Ok(name) if !name.is_empty() => name.to_string_lossy().into_owned(),
+        _ => format!("AMD GPU {ordinal}"),
+    })
+}
+
+/// Bytes reserved for `hipDeviceProp_t`: many times every layout so far (792 bytes in
+/// ROCm 5.2's), so whichever layout the runtime writes stays inside the buffer.
+const PROPERTIES_BYTES: usize = 16 * 1024;
+
+/// The `gfx…` target of the device, without feature suffixes (`gfx90a`, `gfx942`).
+///
+/// `hipDeviceGetAttribute` cannot return the architecture name (a string), and the
+/// struct that holds it, `hipDeviceProp_t`, changed layout in ROCm 6 (`hipGetDeviceProperties`
+/// became a macro for `hipGetDevicePropertiesR0600`; the plain symbol still fills the old
+/// layout). So the struct is filled into an oversized, zeroed buffer by whichever entry
+/// point exists, and `gcnArchName` is found by its contents instead of its offset.
+fn device_arch(api: &Api, ordinal: c_int) -> String {
+    let Some(get) = api.hipGetDevicePropertiesR0600.or(api.hipGetDeviceProperties) else {
+        return UNKNOWN_ARCH.to_owned();
+    };
+    let mut buf = vec![0u8; PROPERTIES_BYTES];
+    // SAFETY: `buf` is larger than any hipDeviceProp_t layout the entry point may write.
+    let code = unsafe { get(buf.as_mut_ptr().cast(), ordinal) };
+    if code != sys::HIP_SUCCESS {
+        return UNKNOWN_ARCH.to_owned();
+    }
+    arch_from_properties(&buf).unwrap_or_else(|| UNKNOWN_ARCH.to_owned())
+}
+
+/// Finds `gcnArchName` ("gfx90a:sramecc+:xnack-") in a filled `hipDeviceProp_t` of any
+/// layout: past `name[256]` (which leads every layout), the first NUL- or `:`-terminated
+/// run of `gfx` followed by at least three lower-case letters or digits.
+fn arch_from_properties(props: &[u8]) -> Option<String> {
+    const NAME_BYTES: usize = 256;
+    let body = props.get(NAME_BYTES..)?;
+    (0..body.len()).find_map(|i| {
+        let rest = body[i..].strip_prefix(b"gfx")?;
+        let len = rest.iter().take_while(|b| b.is_ascii_digit() || b.is_ascii_lowercase()).count();
+        let terminated = matches!(rest.get(len), Some(0 | b':'));
+        (len >= 3 && terminated).then(|| format!("gfx{}", String::from_utf8_lossy(&rest[..len])))
+    })
+}
+
+fn describe(api: &'static Api, ordinal: usize, raw: c_int) -> Result<DeviceInfo> {
+    let multiprocessors = attribute(api, raw, attr::MULTIPROCESSOR_COUNT)?;
+    let cooperative =
+        attribute(api, raw, attr::COOPERATIVE_LAUNCH)? != 0 && api.hipModuleLaunchCooperativeKernel.is_some();
+    Ok(DeviceInfo {
+        backend: BACKEND,
+        ordinal,
+        name: device_name(api, raw)?,
+        arch: device_arch(api, raw),
+        wave_size: attribute(api, raw, attr::WARP_SIZE)?,
+        multiprocessors,
+        // Conservative: one block per multiprocessor (CU, or WGP in WGP mode) is always
+        // resident for a kernel that fits at all. A larger cooperative grid that cannot be
+        // co-resident is refused by the runtime (hipErrorCooperativeLaunchTooLarge).
+        max_cooperative_blocks: if cooperative { multiprocessors } else { 0 },
+        max_threads_per_block: attribute(api, raw, attr::MAX_THREADS_PER_BLOCK)?,
+        max_dynamic_shared_bytes: attribute(api, raw, attr::MAX_SHARED_MEMORY_PER_BLOCK)?,
+    })
+}
+
+fn check_range(memory: &HipMemory, offset: usize, len: usize) -> Result<*mut c_void> {
+    match offset.checked_add(len) {
+        // offset + len <= bytes: the address stays inside the allocation.
+        Some(end) if end <= memory.bytes => Ok(memory.ptr.cast::<u8>().wrapping_add(offset).cast()),
+        _ => Err(Error::InvalidArgument {
+            call: "copy",
+            reason: format!("bytes {offset}..+{len} of a {}-byte allocation", memory.bytes),
+        }),
+    }
+}
+
+/// An 8-aligned copy of `image` with a trailing zero byte (code objects are ELF files, which
+/// the loader reads in place; `include_bytes!` data need not be aligned).
+fn aligned_image(image: &[u8]) -> Vec<u64> {
+    let mut words = vec![0u64; image.len() / 8 + 1];
+    // SAFETY: `words` holds at least `image.len() + 1` bytes; u64 has no invalid bit patterns.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) };
+    bytes[..image.len()].copy_from_slice(image);
+    words
+}
+
+fn fault_record_bytes(record: &mut FaultRecord) -> &mut [u8] {
+    // SAFETY: FaultRecord is repr(C) with only integer fields and no padding (88 bytes), so
+    // any bytes written through this view form a valid value.
+    unsafe {
+        std::slice::from_raw_parts_mut((record as *mut FaultRecord).cast::<u8>(), std::mem::size_of::<FaultRecord>())
+    }
+}
+
+/// Reads and clears the fault record of `module`; `Some` when a fault was recorded.
+///
+/// The device side claims the record by setting `op` and publishes `kind` last; `kind` is
+/// also the flag that makes checked waits of a faulted launch give up. So any nonzero
+/// record is cleared, or the next launch of the module would start out aborted.
+fn take_fault(module: &ModuleInner) -> Result<Option<FaultRecord>> {
+    let Some(slot) = module.fault_slot else { return Ok(None) };
+    let api = module.api;
+    let size = std::mem::size_of::<FaultRecord>();
+    let mut record = FaultRecord::default();
+    let dst = fault_record_bytes(&mut record).as_mut_ptr().cast::<c_void>();
+    // SAFETY: `slot` addresses the module's global of at least `size` bytes (checked at
+    // load), the module is alive (we hold it), and `dst` is `size` writable bytes.
+    check(api, "hipMemcpy", unsafe { (api.hipMemcpy)(dst, slot, size, sys::HIP_MEMCPY_DEVICE_TO_HOST) })?;
+    if record == FaultRecord::default() {
+        return Ok(None);
+    }
+    let zero = [0u8; std::mem::size_of::<FaultRecord>()];
+    // SAFETY: as above, writing the same range from `size` readable bytes.
+    check(api, "hipMemcpy", unsafe {
+        (api.hipMemcpy)(slot, zero.as_ptr().cast(), size, sys::HIP_MEMCPY_HOST_TO_DEVICE)
+    })?;
+    Ok((record.kind != 0).then_some(record))
+}
+
+impl Backend for Hip {
+    const KIND: BackendKind = BACKEND;
+    type Device = HipDevice;
+    type Memory = HipMemory;
+    type Module = HipModule;
+    type Function = HipFunction;
+    type Stream = HipStream;
+    type Event = HipEvent;
+
+    fn device_count() -> Result<usize> {
+        let Some(api) = initialized()? else { return Ok(0) };
+        let mut count: c_int = 0;
+        // SAFETY: `count` is a valid out-pointer.
+        match unsafe { (api.hipGetDeviceCount)(&mut count) } {
+            sys::HIP_SUCCESS => Ok(usize::try_from(count).unwrap_or(0)),
+            sys::HIP_ERROR_NO_DEVICE => Ok(0),
+            code => Err(driver_error(api, "hipGetDeviceCount", code)),
+        }
+    }
+
+    fn open(ordinal: usize) -> Result<HipDevice> {
+        let found = Self::device_count()?;
+        let raw = match c_int::try_from(ordinal) {
+            Ok(raw) if ordinal < found => raw,
+            _ => {
+                let hint = if found == 0 {
+                    let init = runtime().map(|api| (api, init_code(api)));
+                    let said = match init {
+                        Ok((api, code)) if code != sys::HIP_SUCCESS => format!("hipInit: {}; ", api.error_name(code)),
+                        _ => String::new(),
+                    };
+                    format!("the HIP runtime sees no AMD GPU ({said}check `rocminfo`, /dev/kfd access and HIP_VISIBLE_DEVICES)")
+                } else {
+                    format!("valid ordinals are 0..{found} (HIP_VISIBLE_DEVICES may hide devices)")
+                };
+                return Err(Error::NoDevice { backend: BACKEND, ordinal, found, hint });
+            }
+        };
+        // device_count() succeeded with a device, so the runtime is loaded and initialized.
+        let api = runtime()?;
+        set_device(api, raw)?;
+        let runtime_version = api.hipRuntimeGetVersion.and_then(|get| {
+            let mut version: c_int = 0;
+            // SAFETY: `version` is a valid out-pointer.
+            (unsafe { get(&mut version) } == sys::HIP_SUCCESS).then_some(version)
+        });
+        let info = describe(api, ordinal, raw)?;
+        Ok(HipDevice { api, ordinal: raw, info, runtime_version })
+    }
+
+    fn info(device: &HipDevice) -> DeviceInfo {
+        device.info.clone()
+    }
+
+    fn alloc(device: &HipDevice, bytes: usize) -> Result<HipMemory> {
+        let api = device.api;
+        device.select()?;
+        let size = bytes.max(1);
+        let mut ptr: *mut c_void = std::ptr::null_mut();
+        // SAFETY: `ptr` is a valid out-pointer; the memory is zero-filled below before use.
+        match unsafe { (api.hipMalloc)(&mut ptr, size) } {
+            sys::HIP_SUCCESS => {}
+            sys::HIP_ERROR_OUT_OF_MEMORY => return Err(Error::OutOfMemory { backend: BACKEND, requested: bytes }),
+            code => return Err(driver_error(api, "hipMalloc", code)),
+        }
+        let memory = HipMemory { api, ordinal: device.ordinal, ptr, bytes: size };
+        // SAFETY: `ptr` addresses `size` bytes just allocated; hipMemset is synchronous.
+        check(api, "hipMemset", unsafe { (api.hipMemset)(ptr, 0, size) })?;
+        Ok(memory)
+    }
+
+    fn address(memory: &HipMemory) -> u64 {
+        memory.ptr as u64
+    }
+
+    fn write(device: &HipDevice, memory: &mut HipMemory, offset: usize, src: &[u8]) -> Result<()> {
+        let dst = check_range(memory, offset, src.len())?;
+        device.select()?;
+        let api = device.api;
+        // SAFETY: the range lies inside the allocation (checked); `src` is readable; the
+        // copy is synchronous.
+        check(api, "hipMemcpy", unsafe {
+            (api.hipMemcpy)(dst, src.as_ptr().cast(), src.len(), sys::HIP_MEMCPY_HOST_TO_DEVICE)
+        })
+    }
+
+    fn read(device: &HipDevice, memory: &HipMemory, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let src = check_range(memory, offset, dst.len())?;
+        device.select()?;
+        let api = device.api;
+        // SAFETY: the range lies inside the allocation (checked); `dst` is writable; the
+        // copy is synchronous.
+        check(api, "hipMemcpy", unsafe {
+            (api.hipMemcpy)(dst.as_mut_ptr().cast(), src, dst.len(), sys::HIP_MEMCPY_DEVICE_TO_HOST)
+        })
+    }
+
+    fn load_module(device: &HipDevice, name: &str, image: &'static [u8]) -> Result<HipModule> {
+        let api = device.api;
+        device.select()?;
+        let copy = aligned_image(image);
+        let mut raw: Handle = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; `copy` is an aligned copy of the image that
+        // outlives the call; the runtime validates the contents.
+        check(api, "hipModuleLoadData", unsafe { (api.hipModuleLoadData)(&mut raw, copy.as_ptr().cast()) })?;
+        let mut module = ModuleInner { api, ordinal: device.ordinal, raw, name: name.to_owned(), fault_slot: None };
+        let mut slot: *mut c_void = std::ptr::null_mut();
+        let mut bytes = 0usize;
+        // SAFETY: the module was just loaded; out-pointers are valid; the name is a C string.
+        let code = unsafe { (api.hipModuleGetGlobal)(&mut slot, &mut bytes, raw, FAULT_RECORD_CSYMBOL.as_ptr()) };
+        match code {
+            sys::HIP_SUCCESS if bytes >= std::mem::size_of::<FaultRecord>() => module.fault_slot = Some(slot),
+            sys::HIP_SUCCESS => {
+                return Err(Error::BadBundle(format!(
+                    "module `{name}`: {FAULT_RECORD_SYMBOL} is {bytes} bytes, xb_fault_record is {} (abi.h and barrier-api disagree)",
+                    std::mem::size_of::<FaultRecord>()
+                )))
+            }
+            sys::HIP_ERROR_NOT_FOUND | sys::HIP_ERROR_INVALID_SYMBOL => {}
+            code => return Err(driver_error(api, "hipModuleGetGlobal", code)),
+        }
+        Ok(HipModule(Arc::new(module)))
+    }
+
+    fn function(device: &HipDevice, module: &HipModule, name: &str) -> Result<HipFunction> {
+        let api = device.api;
+        let not_found = || Error::KernelNotFound { module: module.0.name.clone(), kernel: name.to_owned() };
+        let c_name = CString::new(name).map_err(|_| not_found())?;
+        device.select()?;
+        let mut raw: Handle = std::ptr::null_mut();
+        // SAFETY: the module is loaded (we hold it); `raw` is a valid out-pointer.
+        match unsafe { (api.hipModuleGetFunction)(&mut raw, module.0.raw, c_name.as_ptr()) } {
+            sys::HIP_SUCCESS => Ok(HipFunction { module: module.0.clone(), raw, name: name.into() }),
+            sys::HIP_ERROR_NOT_FOUND | sys::HIP_ERROR_INVALID_DEVICE_FUNCTION => Err(not_found()),
+            code => Err(driver_error(api, "hipModuleGetFunction", code)),
+        }
+    }
+
+    fn create_stream(device: &HipDevice) -> Result<HipStream> {
+        let api = device.api;
+        device.select()?;
+        let mut raw: Handle = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer.
+        check(api, "hipStreamCreate", unsafe { (api.hipStreamCreate)(&mut raw) })?;
+        Ok(HipStream { api, ordinal: device.ordinal, raw, pending: Mutex::new(Vec::new()) })
+    }
+
+    unsafe fn launch(
+        device: &HipDevice,
+        stream: &HipStream,
+        function: &HipFunction,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+    ) -> Result<()> {
+        let api = device.api;
+        device.select()?;
+        let cooperative = match (config.cooperative, api.hipModuleLaunchCooperativeKernel) {
+            (false, _) => None,
+            (true, Some(f)) => Some(f),
+            (true, None) => {
+                return Err(Error::Unsupported {
+                    backend: BACKEND,
+                    what: "cooperative launch",
+                    reason: format!("{} has no hipModuleLaunchCooperativeKernel; use ROCm 6 or newer", api.path),
+                })
+            }
+        };
+        let mut slots = KernelParams::new(args);
+        let mut params = slots.pointers();
+        let (g, b) = (config.grid, config.block);
+        let start = match config.timeout {
+            Some(_) => Some(HipEvent::record(api, device.ordinal, stream.raw)?),
+            None => None,
+        };
+        // SAFETY: `params` points at one live slot per argument, each holding the argument's
+        // C representation; the runtime copies them before returning. The caller guarantees
+        // that they match the kernel's parameters and that pointed-to memory stays
+        // allocated until the stream is synchronized. Function and stream are live handles.
+        let code = unsafe {
+            match cooperative {
+                Some(launch) => launch(
+                    function.raw,
+                    g.x,
+                    g.y,
+                    g.z,
+                    b.x,
+                    b.y,
+                    b.z,
+                    config.shared_bytes,
+                    stream.raw,
+                    params.as_mut_ptr(),
+                ),
+                None => (api.hipModuleLaunchKernel)(
+                    function.raw,
+                    g.x,
+                    g.y,
+                    g.z,
+                    b.x,
+                    b.y,
+                    b.z,
+                    config.shared_bytes,
+                    stream.raw,
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                ),
+            }
+        };
+        let call = if cooperative.is_some() { "hipModuleLaunchCooperativeKernel" } else { "hipModuleLaunchKernel" };
+        check(api, call, code)?;
+        let timing = match (start, config.timeout) {
+            (Some(start), Some(limit)) => Some((start, HipEvent::record(api, device.ordinal, stream.raw)?, limit)),
+            _ => None,
+        };
+        if timing.is_some() || function.module.fault_slot.is_some() {
+            let mut pending = stream.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            if timing.is_none() {
+                // Only the last untimed launch per module matters (it names the fault), so
+                // the list stays short however many launches precede a synchronize.
+                pending.retain(|p| p.timing.is_some() || !Arc::ptr_eq(&p.module, &function.module));
+            }
+            pending.push(Pending { kernel: function.name.clone(), module: function.module.clone(), timing });
+        }
+        Ok(())
+    }
+
+    fn synchronize(device: &HipDevice, stream: &HipStream) -> Result<()> {
+        let api = device.api;
+        device.select()?;
+        let pending = std::mem::take(&mut *stream.pending.lock().unwrap_or_else(PoisonError::into_inner));
+        // SAFETY: a live stream.
+        check(api, "hipStreamSynchronize", unsafe { (api.hipStreamSynchronize)(stream.raw) })?;
+
+        // Barrier faults first: each module's record, named after its last launched kernel.
+        let mut fault = None;
+        let mut seen: Vec<*const ModuleInner> = Vec::new();
+        for launch in pending.iter().rev() {
+            let key = Arc::as_ptr(&launch.module);
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            if let Some(record) = take_fault(&launch.module)? {
+                fault.get_or_insert_with(|| BarrierFault::new(&launch.kernel, record));
+            }
+        }
+        if let Some(fault) = fault {
+            return Err(fault.into());
+        }
+
+        for launch in &pending {
+            if let Some((start, end, limit)) = &launch.timing {
+                let ms = start.ms_until(end)?;
+                if f64::from(ms) / 1e3 > limit.as_secs_f64() {
+                    return Err(Error::LaunchTimeout {
+                        kernel: launch.kernel.to_string(),
+                        seconds: limit.as_secs_f64(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn record(device: &HipDevice, stream: &HipStream) -> Result<HipEvent> {
+        device.select()?;
+        HipEvent::record(device.api, device.ordinal, stream.raw)
+    }
+
+    fn elapsed(start: &HipEvent, end: &HipEvent) -> Result<Duration> {
+        set_device(start.api, start.ordinal)?;
+        // SAFETY: a live event.
+        check(end.api, "hipEventSynchronize", unsafe { (end.api.hipEventSynchronize)(end.raw) })?;
+        let ms = start.ms_until(end)?;
+        Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xbarrier_api::Device;
+
+    #[test]
+    fn device_count_does_not_panic() {
+        match Hip::device_count() {
+            Ok(n) => eprintln!("note: the HIP runtime sees {n} device(s)"),
+            Err(e @ Error::LibraryNotFound { .. }) => {
+                let text = e.to_string();
+                eprintln!("note: {text}");
+                assert!(text.contains(LIBRARY_HINT), "{text}");
+                assert!(text.contains("libamdhip64.so.6") && text.contains("/opt/rocm/lib/libamdhip64.so"), "{text}");
+            }
+            Err(e @ Error::Driver { .. }) => eprintln!("note: HIP runtime unusable: {e}"),
+            Err(e) => panic!("unexpected error: {e}"),
+        }
+    }
+
+    #[test]
+    fn open_without_an_amd_gpu_fails_cleanly() {
+        match Device::<Hip>::open(0) {
+            Ok(device) => assert_eq!(device.info().backend, BackendKind::Hip),
+            Err(e @ Error::LibraryNotFound { .. }) => assert!(e.to_string().contains(LIBRARY_HINT), "{e}"),
+            Err(e @ Error::NoDevice { .. }) => {
+                eprintln!("note: {e}");
+                assert!(e.to_string().contains("rocminfo"), "{e}");
+            }
+            Err(e @ Error::Driver { .. }) => {
+                eprintln!("note: {e}");
+                assert!(matches!(e, Error::Driver { call: "hipInit" | "hipGetDeviceCount", .. }), "{e}");
+            }
+            Err(e) => panic!("unexpected error: {e}"),
+        }
+    }
+
+    #[test]
+    fn open_past_the_last_device_is_no_device() {
+        match Hip::open(usize::MAX) {
+            Err(Error::NoDevice { ordinal, .. }) => assert_eq!(ordinal, usize::MAX),
+            Err(Error::LibraryNotFound { .. } | Error::Driver { .. }) => {}
+            Err(e) => panic!("unexpected error: {e}"),
+            Ok(_) => panic!("opened device usize::MAX"),
+        }
+    }
+
+    fn props_with(at: usize, text: &[u8]) -> Vec<u8> {
+        let mut buf = vec![0u8; 1024];
+        buf[at..at + text.len()].copy_from_slice(text);
+        buf
+    }
+
+    #[test]
+    fn arch_is_found_in_any_properties_layout() {
+        // ROCm 5.2's layout puts gcnArchName at byte 396; other layouts elsewhere.
+        assert_eq!(arch_from_properties(&props_with(396, b"gfx90a:sramecc+:xnack-\0")).as_deref(), Some("gfx90a"));
+        assert_eq!(arch_from_properties(&props_with(700, b"gfx1100\0")).as_deref(), Some("gfx1100"));
+        assert_eq!(arch_from_properties(&props_with(300, b"gfx942:xnack-")).as_deref(), Some("gfx942"));
+        let mut both = props_with(0, b"gfx906 in the name field\0");
+        both[512..519].copy_from_slice(b"gfx906\0");
+        assert_eq!(arch_from_properties(&both).as_deref(), Some("gfx906"));
+    }
+
+    #[test]
+    fn arch_needs_a_real_target_name() {
+        assert_eq!(arch_from_properties(&props_with(0, b"gfx90a\0")), None, "the name field is skipped");
+        assert_eq!(arch_from_properties(&props_with(400, b"gfx\0")), None);
+        assert_eq!(arch_from_properties(&props_with(400, b"gfx9\0")), None);
+        assert_eq!(arch_from_properties(&props_with(400, b"gfx90a-xyz")), None, "unterminated");
+        assert_eq!(arch_from_properties(&props_with(1020, b"gfx9")), None, "runs off the end");
+        assert_eq!(arch_from_properties(&[0u8; 100]), None);
+    }
+
+    #[test]
+    fn images_are_aligned_and_terminated() {
+        for len in [0usize, 1, 8, 9] {
+            let image: Vec<u8> = (0..len).map(|i| i as u8 | 1).collect();
+            let bytes: Vec<u8> = aligned_image(&image).iter().flat_map(|w| w.to_ne_bytes()).collect();
+            assert_eq!(&bytes[..len], &image[..]);
+            assert_eq!(bytes[len], 0);
+        }
+    }
+
+    #[test]
+    fn fault_record_symbol_matches() {
+        assert_eq!(FAULT_RECORD_CSYMBOL.to_str(), Ok(FAULT_RECORD_SYMBOL));
+        assert_eq!(std::mem::size_of::<FaultRecord>(), 88);
+    }
+}

@@ -14,6 +14,7 @@ mod device;
 mod error;
 mod fault;
 mod launch;
+mod params;
 
 pub use backend::{Backend, BackendKind, DeviceInfo};
 pub use bundle::{KernelBundle, BUNDLE_MAGIC};
@@ -21,3 +22,4 @@ pub use device::{Buffer, Device, DeviceCopy, Event, Kernel, Module, Stream};
 pub use error::{Error, Result};
 pub use fault::{BarrierFault, BarrierOp, FaultKind, FaultRecord};
 pub use launch::{Dim3, KernelArg, LaunchConfig};
+pub use params::KernelParams;

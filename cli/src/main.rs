@@ -52,7 +52,9 @@ enum Command {
             A case is IGNORED when its backend has no device, or when it belongs to the misuse \
             suite and device code is unchecked (release builds without the `checked` feature).",
         after_help = "Exit status: 0 when every case that ran passed; 1 when a case failed; \
-            2 on a usage error, when no case matched, or when every matching case was ignored.\n\n\
+            2 on a usage error, when no case matched, or when every matching case was ignored. \
+            With XBAR_REQUIRE_GPU=1 a GPU backend without a device fails its cases instead of \
+            ignoring them.\n\n\
             Examples:\n  xbar check\n  xbar check --filter tx --suite conformance\n  \
             xbar check --suite misuse --format json\n  xbar check --list"
     )]

@@ -7,6 +7,9 @@ use std::process::{Command, Stdio};
 /// The project's installer of the kernel toolchains.
 pub const INSTALLER: &str = "tools/install-toolchains.sh";
 
+/// Where the installer puts the GPU toolchains unless `$GPU_TOOLCHAINS_PREFIX` says otherwise.
+const DEFAULT_PREFIX: &str = "/opt/gpu-toolchains";
+
 /// Where to look for a tool.
 enum Candidate {
     /// An environment variable naming the tool (a path, or a name looked up on PATH; words
@@ -18,7 +21,9 @@ enum Candidate {
     OnPath(&'static str),
     /// A fixed path.
     Fixed(&'static str),
-    /// The `zig` binary inside the `ziglang` Python wheel, as `python3` sees it.
+    /// A path below the installer's prefix (`$GPU_TOOLCHAINS_PREFIX`, else /opt/gpu-toolchains).
+    Installed(&'static str),
+    /// The `zig` binary inside the `ziglang` Python wheel: the installer's venv, else `python3`'s.
     ZigWheel,
 }
 
@@ -39,7 +44,7 @@ struct Spec {
     version_args: &'static [&'static str],
     /// Which line of that output to show.
     line: Line,
-    /// Extra arguments for a tool found through [`Candidate::ZigWheel`] or a `zig` on PATH.
+    /// Arguments put first when the tool found is a `zig` binary (`zig clang` is clang).
     zig_args: &'static [&'static str],
     /// A check run on a found tool: a note when it falls short.
     note: Option<fn(&Found) -> Option<String>>,
@@ -51,7 +56,7 @@ struct Spec {
 pub struct Found {
     /// Where.
     pub path: PathBuf,
-    /// Arguments that always come first (e.g. `cc` for `zig cc`).
+    /// Arguments that always come first (e.g. `clang` for `zig clang`).
     pub args: Vec<OsString>,
     /// How it was found (e.g. `$CXX`).
     pub via: String,
@@ -97,12 +102,18 @@ fn specs() -> Vec<Spec> {
     vec![
         Spec {
             label: "host C++ compiler",
-            candidates: vec![Candidate::Env("CXX"), Candidate::OnPath("c++"), Candidate::OnPath("g++"), Candidate::OnPath("clang++")],
+            candidates: vec![
+                Candidate::Env("CXX"),
+                Candidate::OnPath("c++"),
+                Candidate::OnPath("g++"),
+                Candidate::OnPath("clang++"),
+            ],
             version_args: &["--version"],
             line: Line::First,
             zig_args: &[],
             note: None,
-            hint: "needed by every build (the host backend's kernels): apt-get install g++ (Debian/Ubuntu), or set $CXX",
+            hint: "needed by every build (the host backend's kernels): `bash tools/install-toolchains.sh` \
+                   (or apt-get install g++), or set $CXX",
         },
         Spec {
             label: "nvcc (CUDA)",
@@ -111,14 +122,15 @@ fn specs() -> Vec<Spec> {
                 Candidate::EnvDir("CUDA_PATH", "bin/nvcc"),
                 Candidate::EnvDir("CUDA_HOME", "bin/nvcc"),
                 Candidate::OnPath("nvcc"),
+                Candidate::Installed("cuda/bin/nvcc"),
                 Candidate::Fixed("/usr/local/cuda/bin/nvcc"),
             ],
             version_args: &["--version"],
             line: Line::Last,
             zig_args: &[],
             note: None,
-            hint: "needed by the `cuda` feature: run tools/install-toolchains.sh, or install the CUDA toolkit \
-                   (apt-get install nvidia-cuda-toolkit), or set $NVCC / $CUDA_PATH",
+            hint: "needed by the `cuda` feature's kernel images: `bash tools/install-toolchains.sh cuda` \
+                   (CUDA 13 from PyPI), then `source /opt/gpu-toolchains/env.sh`; or set $NVCC / $CUDA_PATH",
         },
         Spec {
             label: "clang for AMDGPU (HIP)",
@@ -133,7 +145,8 @@ fn specs() -> Vec<Spec> {
             line: Line::First,
             zig_args: &[],
             note: Some(amdgpu_note),
-            hint: "needed by the `hip` feature: run tools/install-toolchains.sh, or apt-get install clang-19, or set $HIP_CLANG",
+            hint: "needed by the `hip` feature's kernel images: `bash tools/install-toolchains.sh amd` \
+                   (Debian's clang-19 and HIP headers), or set $HIP_CLANG",
         },
         Spec {
             label: "hipcc (HIP)",
@@ -147,16 +160,24 @@ fn specs() -> Vec<Spec> {
             line: Line::First,
             zig_args: &[],
             note: None,
-            hint: "comes with ROCm (apt-get install hipcc, or AMD's ROCm packages), or set $HIPCC / $ROCM_PATH",
+            hint: "optional (xbarrier compiles HIP with clang, see above); comes with ROCm \
+                   (apt-get install hipcc), or set $HIPCC / $ROCM_PATH",
         },
         Spec {
             label: "clang-22 (zig wheel)",
-            candidates: vec![Candidate::OnPath("clang-22"), Candidate::Env("ZIG"), Candidate::OnPath("zig"), Candidate::ZigWheel],
+            candidates: vec![
+                Candidate::OnPath("clang-22"),
+                Candidate::Installed("bin/clang-22"),
+                Candidate::Env("ZIG"),
+                Candidate::OnPath("zig"),
+                Candidate::ZigWheel,
+            ],
             version_args: &["--version"],
             line: Line::First,
-            zig_args: &["cc"],
+            zig_args: &["clang"],
             note: None,
-            hint: "run tools/install-toolchains.sh, or `python3 -m pip install ziglang` (its `zig cc` is clang), or set $ZIG",
+            hint: "optional (newest AMD targets, gfx950 / gfx1250): `bash tools/install-toolchains.sh zig` \
+                   (the ziglang wheel; `zig clang` is clang 22), then `source /opt/gpu-toolchains/env.sh`; or set $ZIG",
         },
     ]
 }
@@ -172,7 +193,14 @@ fn probe(spec: &Spec) -> Report {
         match locate(candidate, spec) {
             Ok(found) => {
                 let version = version(&found, spec.version_args, spec.line);
-                let note = spec.note.and_then(|check| check(&found));
+                let note = spec.note.and_then(|check| check(&found)).or_else(|| {
+                    matches!(candidate, Candidate::Installed(_)).then(|| {
+                        format!(
+                            "not on PATH: `source {}` sets PATH and the variables the build looks at",
+                            prefix().join("env.sh").display()
+                        )
+                    })
+                });
                 return Report { label: spec.label, result: Ok((found, version, note)), hint: spec.hint };
             }
             Err(tried) => searched.push(tried),
@@ -233,28 +261,50 @@ fn locate(candidate: &Candidate, spec: &Spec) -> Result<Found, String> {
                 Err(path.display().to_string())
             }
         }
+        Candidate::Installed(below) => {
+            let path = prefix().join(below);
+            if is_executable(&path) {
+                Ok(with_zig_args(path, Vec::new(), "tools/install-toolchains.sh's prefix".to_owned()))
+            } else {
+                Err(path.display().to_string())
+            }
+        }
         Candidate::ZigWheel => match zig_wheel() {
-            Some(path) => Ok(with_zig_args(path, Vec::new(), "python3 ziglang wheel".to_owned())),
-            None => Err("python3's ziglang wheel".to_owned()),
+            Ok((path, via)) => Ok(with_zig_args(path, Vec::new(), via)),
+            Err(tried) => Err(tried),
         },
     }
 }
 
-/// The `zig` binary of the `ziglang` wheel, if `python3` has one.
-fn zig_wheel() -> Option<PathBuf> {
-    let python = find_on_path("python3")?;
-    let output = Command::new(python)
-        .args(["-c", "import os, ziglang; print(os.path.dirname(ziglang.__file__))"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    if !output.status.success() {
-        return None;
+/// The installer's prefix.
+fn prefix() -> PathBuf {
+    std::env::var_os("GPU_TOOLCHAINS_PREFIX")
+        .filter(|p| !p.is_empty())
+        .map_or_else(|| PathBuf::from(DEFAULT_PREFIX), PathBuf::from)
+}
+
+/// The `zig` binary of the `ziglang` wheel, in the installer's venv or `python3`'s packages,
+/// with how it was found; or what was tried.
+fn zig_wheel() -> Result<(PathBuf, String), String> {
+    let venv = prefix().join("zig-venv/bin/python");
+    let pythons = [Some(venv.clone()).filter(|p| is_executable(p)), find_on_path("python3")];
+    for python in pythons.into_iter().flatten() {
+        let output = Command::new(&python)
+            .args(["-c", "import os, ziglang; print(os.path.dirname(ziglang.__file__))"])
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output();
+        let Ok(output) = output else { continue };
+        if !output.status.success() {
+            continue;
+        }
+        let dir = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        let path = Path::new(&dir).join("zig");
+        if is_executable(&path) {
+            return Ok((path, format!("the ziglang wheel of {}", python.display())));
+        }
     }
-    let dir = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-    let path = Path::new(&dir).join("zig");
-    is_executable(&path).then_some(path)
+    Err(format!("the ziglang wheel ({} or python3)", venv.display()))
 }
 
 /// Runs the tool with `args` and returns the chosen line of what it printed.
@@ -280,7 +330,8 @@ fn version(found: &Found, args: &[&str], line: Line) -> String {
 
 /// Whether a clang found for HIP can target AMDGPU; a note when it cannot.
 fn amdgpu_note(found: &Found) -> Option<String> {
-    let output = Command::new(&found.path).args(&found.args).arg("-print-targets").stdin(Stdio::null()).output().ok()?;
+    let output =
+        Command::new(&found.path).args(&found.args).arg("-print-targets").stdin(Stdio::null()).output().ok()?;
     let text = String::from_utf8_lossy(&output.stdout);
     if output.status.success() && !text.contains("amdgcn") {
         Some("this clang has no AMDGPU (amdgcn) target; the `hip` feature needs one built with it".to_owned())

@@ -21,7 +21,10 @@ XB_KERNEL void xbc_litmus_mp(uint64_t* words, unsigned long long* report, unsign
   const unsigned g = xbc::global_thread();
   if (g == writer) {
     for (uint64_t i = 1; i <= iterations; ++i) {
-      for (uint64_t spin = 0; i > kLag && xbc::load_relaxed(seen) + kLag < i && spin < (1ull << 30); ++spin) {
+      if (i > kLag && xbc::load_relaxed(seen) + kLag < i) {
+        const uint64_t start = xb::clock_ns();  // wait for the reader, but never for long
+        while (xbc::load_relaxed(seen) + kLag < i && xb::clock_ns() - start < 10000000ull) {
+        }
       }
       xbc::store_relaxed(data, i);
       fence_for(scope);
@@ -29,7 +32,8 @@ XB_KERNEL void xbc_litmus_mp(uint64_t* words, unsigned long long* report, unsign
     }
   } else if (g == reader) {
     uint64_t last = 0, observed = 0, violations = 0;
-    for (uint64_t sample = 0; last < iterations && sample < 400ull * iterations; ++sample) {
+    const uint64_t start = xb::clock_ns();
+    while (last < iterations && xb::clock_ns() - start < 30000000000ull) {
       const uint64_t f = xbc::load_relaxed(flag);
       fence_for(scope);
       const uint64_t d = xbc::load_relaxed(data);

@@ -110,10 +110,13 @@ XB_KERNEL void xbm_drop_when_empty(unsigned fb, unsigned ft) {
 }
 
 // Every thread waits for one arrival more than the block has: a deadlock, which checked
-// builds turn into a fault with the barrier's state (pending 1) once the wait bound passes.
+// builds turn into a fault with the barrier's state once the wait bound passes. All threads
+// have arrived before anyone waits, so the state is exactly "1 pending".
 XB_KERNEL void xbm_deadlock() {
   __shared__ block_barrier bar;
   if (threadIdx.x == 0) init(&bar, xbc::block_threads() + 1);
   __syncthreads();
-  bar.arrive_and_wait();
+  auto token = bar.arrive();
+  __syncthreads();
+  bar.wait(static_cast<xb::arrival_token&&>(token));
 }

@@ -1,0 +1,139 @@
+//! Runs the built `xbar` binary as a user would.
+
+use std::process::{Command, Output};
+
+fn xbar(args: &[&str]) -> Output {
+    match Command::new(env!("CARGO_BIN_EXE_xbar")).args(args).output() {
+        Ok(output) => output,
+        Err(e) => panic!("could not run xbar {args:?}: {e}"),
+    }
+}
+
+fn text(output: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn info_lists_the_host_backend_and_toolchains() {
+    let output = xbar(&["info"]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "xbar info failed: {stdout}\n{stderr}");
+    assert!(stdout.contains("enabled backends: host"), "{stdout}");
+    assert!(stdout.contains("host backend: 1 device"), "{stdout}");
+    assert!(stdout.contains("checked device code: "), "{stdout}");
+    assert!(stdout.contains("host C++ compiler: found at "), "{stdout}");
+    for tool in ["nvcc (CUDA): ", "clang for AMDGPU (HIP): ", "hipcc (HIP): ", "clang-22 (zig wheel): "] {
+        assert!(stdout.contains(tool), "{tool} missing from:\n{stdout}");
+    }
+}
+
+#[test]
+fn check_max_values_passes() {
+    let output = xbar(&["check", "--filter", "max_values"]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let row =
+        stdout.lines().find(|l| l.contains("max_values")).unwrap_or_else(|| panic!("no max_values row:\n{stdout}"));
+    assert!(row.contains("PASS") && row.contains("host") && row.contains("limits"), "{row}");
+    // One row per enabled backend; without a GPU feature that is the host's alone.
+    let backends = xbarrier::enabled_backends().len();
+    if backends == 1 {
+        assert!(stdout.lines().any(|l| l == "1 passed, 0 failed, 0 ignored"), "{stdout}");
+    } else {
+        let summary = stdout.lines().find(|l| l.ends_with(" ignored")).unwrap_or_default();
+        let counts: Vec<usize> = summary.split([' ', ',']).filter_map(|w| w.parse().ok()).collect();
+        assert!(matches!(counts[..], [p, 0, i] if p >= 1 && p + i == backends), "{stdout}");
+    }
+    assert!(stderr.contains("host max_values: PASS"), "no progress line: {stderr}");
+}
+
+#[test]
+fn check_without_a_matching_case_fails() {
+    let output = xbar(&["check", "--filter", "no_such_case"]);
+    let (stdout, stderr) = text(&output);
+    assert!(!output.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("no case matched"), "{stderr}");
+    assert!(stderr.contains("no_such_case"), "{stderr}");
+}
+
+#[test]
+fn check_misuse_deadlock_is_reported_or_ignored() {
+    let output = xbar(&["check", "--suite", "misuse", "--filter", "deadlock"]);
+    let (stdout, stderr) = text(&output);
+    let row =
+        stdout.lines().find(|l| l.contains("deadlock_is_reported")).unwrap_or_else(|| panic!("no row:\n{stdout}"));
+    if xbarrier::CHECKED {
+        assert!(output.status.success(), "{stdout}\n{stderr}");
+        assert!(row.contains("PASS"), "{row}");
+        if xbarrier::enabled_backends().len() == 1 {
+            assert!(stdout.lines().any(|l| l == "1 passed, 0 failed, 0 ignored"), "{stdout}");
+        }
+    } else {
+        // Unchecked device code: misuse cannot be detected, so the case is ignored and
+        // nothing ran, which is not a success.
+        assert!(!output.status.success(), "{stdout}\n{stderr}");
+        assert!(row.contains("IGNORED"), "{row}");
+        assert!(stdout.lines().any(|l| l.starts_with("0 passed, 0 failed, ")), "{stdout}");
+    }
+}
+
+#[test]
+fn check_suite_filter_keeps_to_its_suite() {
+    let output = xbar(&["check", "--suite", "conformance", "--filter", "zero", "--list"]);
+    let (stdout, stderr) = text(&output);
+    // `init_with_zero` / `arrive_update_zero` are misuse cases: none is left in conformance.
+    assert!(!output.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("no case matched"), "{stderr}");
+
+    let output = xbar(&["check", "--suite", "misuse", "--list"]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("deadlock_is_reported") && !stdout.contains("max_values"), "{stdout}");
+}
+
+#[test]
+fn check_json_is_an_array_of_outcomes() {
+    let output = xbar(&["check", "--filter", "max_values", "--format", "json", "--quiet"]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let json = stdout.trim();
+    assert!(json.starts_with('[') && json.ends_with(']'), "{json}");
+    for field in [
+        "\"backend\": \"host\"",
+        "\"feature\": \"limits\"",
+        "\"case\": \"max_values\"",
+        "\"suite\": \"conformance\"",
+        "\"result\": \"PASS\"",
+        "\"seconds\": ",
+        "\"detail\": ",
+    ] {
+        assert!(json.contains(field), "{field} missing from {json}");
+    }
+    assert!(stderr.contains("1 passed, 0 failed, "), "{stderr}");
+    assert!(!stderr.contains("max_values: PASS"), "--quiet still printed progress: {stderr}");
+}
+
+#[test]
+fn bad_usage_is_an_error() {
+    let output = xbar(&["check", "--suite", "bogus"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output).1.contains("possible values"));
+
+    let output = xbar(&[]);
+    assert!(!output.status.success());
+}
+
+#[test]
+fn help_describes_the_commands() {
+    let output = xbar(&["--help"]);
+    let (stdout, _) = text(&output);
+    assert!(output.status.success());
+    assert!(stdout.contains("info") && stdout.contains("check"), "{stdout}");
+
+    let output = xbar(&["check", "--help"]);
+    let (stdout, _) = text(&output);
+    assert!(output.status.success());
+    for option in ["--filter", "--suite", "--format", "--list", "Exit status"] {
+        assert!(stdout.contains(option), "{option} missing from:\n{stdout}");
+    }
+}

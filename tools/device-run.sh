@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# tools/device-run.sh - runs prebuilt test binaries on the GPU machine (no Rust there).
+# Build them here with tools/device-build.sh, which fills .device-bin/; then, on the device:
+#   bash tools/device-run.sh            (logs under $OUT, a short table printed last)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=.device-bin
+OUT="${OUT:-/tmp/xbar-out}"
+mkdir -p "$OUT"
+export XBAR_REQUIRE_GPU=1
+declare -a rows
+run() {  # name, command...
+  local name=$1; shift
+  local start=$SECONDS
+  "$@" > "$OUT/$name.log" 2>&1
+  local rc=$?
+  local summary
+  summary=$(grep -E "test result:|passed, .* failed|protocol_stress: OK" "$OUT/$name.log" | tail -1)
+  rows+=("$(printf '%-28s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - start))" "$summary")")
+}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
+[ -x "$BIN/xbar" ] && run info "$BIN/xbar" info
+run backend-cuda-gpu "$BIN/backend-cuda-gpu" --include-ignored --test-threads 1
+run conformance-checked "$BIN/conformance-checked" --test-threads 1
+run misuse-checked "$BIN/misuse-checked" --test-threads 1
+run conformance-release "$BIN/conformance-release" --test-threads 1
+for tool in memcheck racecheck synccheck; do
+  run "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/conformance-release" --test-threads 1 cuda
+done
+cat "$OUT/gpu.txt"
+printf '%s\n' "${rows[@]}"
