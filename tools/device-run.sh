@@ -12,7 +12,7 @@ declare -a rows
 run() {  # name, command...
   local name=$1; shift
   local start=$SECONDS
-  "$@" > "$OUT/$name.log" 2>&1
+  timeout "${LIMIT:-150}" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
   local summary
   summary=$(grep -E "test result:|passed, .* failed|protocol_stress: OK" "$OUT/$name.log" | tail -1)
@@ -22,10 +22,11 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "
 [ -x "$BIN/xbar" ] && run info "$BIN/xbar" info
 run backend-cuda-gpu "$BIN/backend-cuda-gpu" --include-ignored --test-threads 1
 run conformance-checked "$BIN/conformance-checked" --test-threads 1
-run misuse-checked "$BIN/misuse-checked" --test-threads 1
-run conformance-release "$BIN/conformance-release" --test-threads 1
+run misuse-checked "$BIN/misuse-checked" --test-threads 1 "[cuda]"
+[ -x "$BIN/conformance-noagg" ] && run conformance-noagg "$BIN/conformance-noagg" --test-threads 1 "[cuda]"
+run conformance-release "$BIN/conformance-release" --test-threads 1 "[cuda]"
 for tool in memcheck racecheck synccheck; do
-  run "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/conformance-release" --test-threads 1 cuda
+  LIMIT=100 run "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/conformance-release" --test-threads 1 "[cuda]"
 done
 cat "$OUT/gpu.txt"
 printf '%s\n' "${rows[@]}"

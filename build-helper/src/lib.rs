@@ -160,7 +160,8 @@ impl Kernels {
             }
         }
         let path = out_dir.join(format!("{}.xbk", self.name));
-        std::fs::write(&path, KernelBundle::encode(&images)).or_else(|e| fail(format!("writing {}: {e}", path.display())))?;
+        std::fs::write(&path, KernelBundle::encode(&images))
+            .or_else(|e| fail(format!("writing {}: {e}", path.display())))?;
         Ok(path)
     }
 
@@ -168,6 +169,11 @@ impl Kernels {
     /// and defines.
     fn common_flags(&self, cmd: &mut Command, meta: &XbarrierMetadata, checked: bool) {
         cmd.arg(format!("-DXB_CHECKED={}", u8::from(checked))).arg("-I").arg(&meta.include);
+        // Extra device-code defines for experiments, e.g. XBAR_DEVICE_DEFINES="XB_CUDA_NO_AGGREGATION=1".
+        println!("cargo:rerun-if-env-changed=XBAR_DEVICE_DEFINES");
+        if let Ok(extra) = std::env::var("XBAR_DEVICE_DEFINES") {
+            cmd.args(extra.split(';').map(str::trim).filter(|d| !d.is_empty()).map(|d| format!("-D{d}")));
+        }
         for dir in &self.includes {
             cmd.arg("-I").arg(dir);
         }

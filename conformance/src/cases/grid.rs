@@ -19,17 +19,13 @@ fn grid<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
         let expected = if mode == 0 { blocks } else { blocks * threads };
         // SAFETY: `xbc_grid_init(xb::barrier<thread_scope_device>* bar, unsigned expected)`;
         // the barrier is 8 bytes, as the buffer.
-        launched(
-            unsafe { ctx.launch("xbc_grid_init", LaunchConfig::new(1, 1), &[barrier.arg(), expected.into()]) },
-            "xbc_grid_init",
-        )?;
+        let result = unsafe { ctx.launch("xbc_grid_init", LaunchConfig::new(1, 1), &[barrier.arg(), expected.into()]) };
+        launched(result, "xbc_grid_init")?;
         let args = [barrier.arg(), data.arg(), report.arg(), 200u32.into(), mode.into()];
         // SAFETY: `xbc_grid_barrier(grid_barrier* bar, unsigned* data, unsigned long long* report,
         // unsigned phases, unsigned mode)`; data has one slot per thread of the grid.
-        launched(
-            unsafe { ctx.launch("xbc_grid_barrier", LaunchConfig::new(blocks, threads).cooperative(), &args) },
-            "xbc_grid_barrier",
-        )?;
+        let result = unsafe { ctx.launch("xbc_grid_barrier", LaunchConfig::new(blocks, threads).cooperative(), &args) };
+        launched(result, "xbc_grid_barrier")?;
         check_report(&report, &format!("mode {mode}"))?;
     }
     Ok(Pass(format!("{blocks} blocks x {threads} threads, 200 x2 grid phases, per-block and per-thread arrival")))

@@ -25,10 +25,8 @@ fn mp<B: Backend>(ctx: &Ctx<B>, scope: u32) -> CaseResult {
     let args = [words.arg(), report.arg(), ITERATIONS.into(), scope.into(), writer.into(), reader.into()];
     // SAFETY: `xbc_litmus_mp(uint64_t* words, unsigned long long* report, unsigned iterations,
     // unsigned scope, unsigned writer, unsigned reader)`; words has 64 slots.
-    launched(
-        unsafe { ctx.launch("xbc_litmus_mp", LaunchConfig::new(blocks, threads).cooperative(), &args) },
-        "xbc_litmus_mp",
-    )?;
+    let result = unsafe { ctx.launch("xbc_litmus_mp", LaunchConfig::new(blocks, threads).cooperative(), &args) };
+    launched(result, "xbc_litmus_mp")?;
     let r = report.download().map_err(|e| e.to_string())?;
     let (violations, observed, last) = (r[4], r[5], r[6]);
     if violations != 0 {

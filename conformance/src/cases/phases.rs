@@ -64,10 +64,8 @@ fn drop<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
         let report = ctx.report()?;
         let completed = ctx.device.alloc::<u64>(1).map_err(|e| e.to_string())?;
         // SAFETY: `xbc_drop(unsigned long long* report, unsigned long long* completed)`.
-        launched(
-            unsafe { ctx.launch("xbc_drop", LaunchConfig::new(1, threads), &[report.arg(), completed.arg()]) },
-            "xbc_drop",
-        )?;
+        let result = unsafe { ctx.launch("xbc_drop", LaunchConfig::new(1, threads), &[report.arg(), completed.arg()]) };
+        launched(result, "xbc_drop")?;
         check_report(&report, &format!("xbc_drop with {threads} threads"))?;
         let phases = completed.download().map_err(|e| e.to_string())?[0];
         let want = 2 * u64::from(threads) - 1;

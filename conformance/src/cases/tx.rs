@@ -59,10 +59,8 @@ fn sequences<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     let src = ctx.device.upload(&source(16)).map_err(|e| e.to_string())?;
     let seen = ctx.device.alloc::<u64>(18).map_err(|e| e.to_string())?;
     // SAFETY: `xbc_tx_sequences(const unsigned* src, unsigned long long* seen)`; seen has 18 slots.
-    launched(
-        unsafe { ctx.launch("xbc_tx_sequences", LaunchConfig::new(1, 1), &[src.arg(), seen.arg()]) },
-        "xbc_tx_sequences",
-    )?;
+    let result = unsafe { ctx.launch("xbc_tx_sequences", LaunchConfig::new(1, 1), &[src.arg(), seen.arg()]) };
+    launched(result, "xbc_tx_sequences")?;
     let s = seen.download().map_err(|e| e.to_string())?;
     // research/MBARRIER-GROUND-TRUTH.md, as observed on the H200.
     let table: [(&str, u64); 18] = [
@@ -101,10 +99,8 @@ fn try_wait_for<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     let timeout_ns = 20_000_000u64;
     let seen = ctx.device.alloc::<u64>(3).map_err(|e| e.to_string())?;
     // SAFETY: `xbc_try_wait_for(unsigned long long* seen, unsigned long long timeout_ns)`.
-    launched(
-        unsafe { ctx.launch("xbc_try_wait_for", LaunchConfig::new(1, 2), &[seen.arg(), timeout_ns.into()]) },
-        "xbc_try_wait_for",
-    )?;
+    let result = unsafe { ctx.launch("xbc_try_wait_for", LaunchConfig::new(1, 2), &[seen.arg(), timeout_ns.into()]) };
+    launched(result, "xbc_try_wait_for")?;
     let s = seen.download().map_err(|e| e.to_string())?;
     if s[0] != 0 {
         return Err("try_wait_for returned true although the phase could not complete".into());
@@ -129,10 +125,9 @@ fn memcpy_async<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
         let config = LaunchConfig::new(2, threads).shared(words * 4);
         // SAFETY: `xbc_memcpy_async(const unsigned* src, unsigned long long* report, unsigned words,
         // unsigned rounds)`; src holds words + rounds values.
-        launched(
-            unsafe { ctx.launch("xbc_memcpy_async", config, &[src.arg(), report.arg(), words.into(), rounds.into()]) },
-            "xbc_memcpy_async",
-        )?;
+        let result =
+            unsafe { ctx.launch("xbc_memcpy_async", config, &[src.arg(), report.arg(), words.into(), rounds.into()]) };
+        launched(result, "xbc_memcpy_async")?;
         check_report(&report, &format!("{words} words, {threads} threads"))?;
     }
     Ok(Pass("single-thread and block-group copies of 4 B..16 KiB, unaligned sizes too".into()))

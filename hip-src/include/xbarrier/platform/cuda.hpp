@@ -88,6 +88,10 @@ struct cuda_platform {
   };
   template <mem_scope S, class Rmw>
   static XB_INLINE aggregate arrive_aggregated(uint64_t* w, uint32_t update, Rmw rmw) {
+#if defined(XB_CUDA_NO_AGGREGATION) && XB_CUDA_NO_AGGREGATION
+    (void)w;
+    return aggregate{rmw(update), update, true};
+#endif
     const unsigned active = __activemask();
     const unsigned peers = __match_any_sync(active, reinterpret_cast<unsigned long long>(w));
     const unsigned leader = __ffs(peers) - 1;
