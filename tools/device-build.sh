@@ -12,9 +12,6 @@ cp "$(newest debug conformance)" "$BIN/conformance-checked"
 cp "$(newest debug misuse)" "$BIN/misuse-checked"
 cargo build --release --tests --features cuda --test conformance
 cp "$(newest release conformance)" "$BIN/conformance-release"
-# the same, without warp aggregation of arrivals (an experiment switch of platform/cuda.hpp)
-XBAR_DEVICE_DEFINES="XB_CUDA_NO_AGGREGATION=1" cargo build --tests --features cuda --test conformance
-cp "$(newest debug conformance)" "$BIN/conformance-noagg"
 cargo build --tests -p xbarrier-backend-cuda --test gpu
 cp "$(newest debug gpu)" "$BIN/backend-cuda-gpu"
 cargo build --release -p xbar --features cuda && cp target/release/xbar "$BIN/xbar" || echo "xbar not built"

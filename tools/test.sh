@@ -26,5 +26,5 @@ cargo test --release --test conformance
 step "the example crate builds and runs its own kernel"
 cargo run --release -p xbarrier-example-user-kernel
 
-step "xbar check (the main job)"
-cargo run --release -p xbar -- check
+step "xbar check (the main job; checked device code, so misuse is reported too)"
+cargo run --release -p xbar --features checked -- check

@@ -2,9 +2,8 @@
 // on NVIDIA GPUs. Running the protocol on it is the "emulated" variant: the exact protocol
 // AMD GPUs run, exercised by real GPU concurrency on sm_80/sm_90.
 //
-// Differs from platform/amdgcn.hpp only in the primitives: scoped atomics (libcu++
-// atomic_ref, which lowers to atom/ld/st with .cta/.gpu/.sys), warp aggregation
-// (__match_any_sync + __reduce_add_sync), back-off (__nanosleep), the clock (%globaltimer),
+// Only the primitives are CUDA's: scoped atomics (libcu++ atomic_ref, which lowers to
+// atom/ld/st with .cta/.gpu/.sys), back-off (__nanosleep), the clock (%globaltimer),
 // address-space tests (__isShared) and fault reporting (a module global the host reads).
 #pragma once
 #include <stdint.h>
@@ -80,27 +79,19 @@ struct cuda_platform {
     cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda_scope<S>::value);
   }
 
-  // One fetch_add per group of lanes arriving on the same barrier in the same call.
+  // Arrivals are one RMW per thread. Warp aggregation (__activemask + __match_any_sync +
+  // __reduce_add_sync, CCCL's sm_70 scheme) deadlocked on the H200 (2026-11-29,
+  // expect_tx_from_other_thread: 29 lanes of a warp never arrived, as if parked in a
+  // __match_any_sync whose mask another lane did not share) while the same kernels passed
+  // without it; it comes back only in a form whose mask every lane provably agrees on.
   struct aggregate {
     uint64_t old;
     uint32_t total;
     bool leader;
   };
   template <mem_scope S, class Rmw>
-  static XB_INLINE aggregate arrive_aggregated(uint64_t* w, uint32_t update, Rmw rmw) {
-#if defined(XB_CUDA_NO_AGGREGATION) && XB_CUDA_NO_AGGREGATION
-    (void)w;
+  static XB_INLINE aggregate arrive_aggregated(uint64_t*, uint32_t update, Rmw rmw) {
     return aggregate{rmw(update), update, true};
-#endif
-    const unsigned active = __activemask();
-    const unsigned peers = __match_any_sync(active, reinterpret_cast<unsigned long long>(w));
-    const unsigned leader = __ffs(peers) - 1;
-    const unsigned lane = threadIdx.x & 31;  // blocks are laid out x-major, warps of 32
-    const unsigned total = __reduce_add_sync(peers, update);
-    uint64_t old = 0;
-    if (lane == leader) old = rmw(total);
-    old = __shfl_sync(peers, old, leader);
-    return aggregate{old, total, lane == leader};
   }
 
   static XB_INLINE void fence(mem_scope s, mem_order o) {
