@@ -37,7 +37,8 @@ use std::time::Duration;
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys;
 use xbarrier_api::{
-    Backend, BackendKind, BarrierFault, DeviceInfo, Error, FaultRecord, KernelArg, KernelParams, LaunchConfig, Result,
+    Backend, BackendKind, BarrierFault, DeviceInfo, Error, FaultRecord, KernelArg, KernelBundle, KernelParams,
+    LaunchConfig, Result,
 };
 
 use driver::{Check, Context};
@@ -237,24 +238,6 @@ fn check_range(memory: &CudaMemory, offset: usize, len: usize) -> Result<sys::CU
     }
 }
 
-/// A copy of `image` that the driver may read as PTX text (NUL-terminated) or as a
-/// cubin/fatbin (8-byte aligned, which `include_bytes!` data need not be).
-fn aligned_image(image: &[u8]) -> Vec<u64> {
-    let mut words = vec![0u64; image.len() / 8 + 1]; // at least one trailing zero byte
-                                                     // SAFETY: `words` holds at least `image.len() + 1` bytes; u64 has no invalid bit patterns.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) };
-    bytes[..image.len()].copy_from_slice(image);
-    words
-}
-
-fn fault_record_bytes(record: &mut FaultRecord) -> &mut [u8] {
-    // SAFETY: FaultRecord is repr(C) with only integer fields and no padding (88 bytes), so
-    // any bytes written through this view form a valid value.
-    unsafe {
-        std::slice::from_raw_parts_mut((record as *mut FaultRecord).cast::<u8>(), std::mem::size_of::<FaultRecord>())
-    }
-}
-
 /// Reads and clears the fault record of `module`; `Some` when a fault was recorded.
 ///
 /// The device side claims the record by setting `op` and publishes `kind` last; `kind` is
@@ -262,10 +245,11 @@ fn fault_record_bytes(record: &mut FaultRecord) -> &mut [u8] {
 /// record is cleared, or the next launch of the module would start out aborted.
 fn take_fault(module: &ModuleInner) -> Result<Option<FaultRecord>> {
     let Some(slot) = module.fault_slot else { return Ok(None) };
-    let mut record = FaultRecord::default();
-    // SAFETY: `slot` addresses the module's global of at least size_of::<FaultRecord>()
-    // bytes (checked at load); the module is alive (we hold it) and its context current.
-    unsafe { result::memcpy_dtoh_sync(fault_record_bytes(&mut record), slot) }.call("cuMemcpyDtoH")?;
+    let mut raw = [0u8; FaultRecord::SIZE];
+    // SAFETY: `slot` addresses the module's global of at least FaultRecord::SIZE bytes
+    // (checked at load); the module is alive (we hold it) and its context current.
+    unsafe { result::memcpy_dtoh_sync(&mut raw, slot) }.call("cuMemcpyDtoH")?;
+    let record = FaultRecord::from_ne_bytes(&raw);
     if record == FaultRecord::default() {
         return Ok(None);
     }
@@ -345,7 +329,7 @@ impl Backend for Cuda {
 
     fn load_module(device: &CudaDevice, name: &str, image: &'static [u8]) -> Result<CudaModule> {
         device.ctx.bind()?;
-        let copy = aligned_image(image);
+        let copy = KernelBundle::aligned_copy(image);
         // SAFETY: `copy` is a NUL-terminated, 8-aligned copy of the image; the driver
         // validates the contents and copies what it keeps.
         let raw = unsafe { result::module::load_data(copy.as_ptr().cast::<c_void>()) }.call("cuModuleLoadData")?;
@@ -550,7 +534,7 @@ mod tests {
     fn images_are_aligned_and_terminated() {
         for len in [0usize, 1, 7, 8, 9, 100] {
             let image: Vec<u8> = (0..len).map(|i| i as u8 | 1).collect();
-            let words = aligned_image(&image);
+            let words = KernelBundle::aligned_copy(&image);
             assert!(words.len() * 8 > len);
             let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
             assert_eq!(&bytes[..len], &image[..]);

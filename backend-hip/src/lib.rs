@@ -43,7 +43,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use xbarrier_api::{
-    Backend, BackendKind, BarrierFault, DeviceInfo, Error, FaultRecord, KernelArg, KernelParams, LaunchConfig, Result,
+    Backend, BackendKind, BarrierFault, DeviceInfo, Error, FaultRecord, KernelArg, KernelBundle, KernelParams,
+    LaunchConfig, Result,
 };
 
 use sys::{attr, Api, Handle, HipError};
@@ -363,24 +364,6 @@ fn check_range(memory: &HipMemory, offset: usize, len: usize) -> Result<*mut c_v
     }
 }
 
-/// An 8-aligned copy of `image` with a trailing zero byte (code objects are ELF files, which
-/// the loader reads in place; `include_bytes!` data need not be aligned).
-fn aligned_image(image: &[u8]) -> Vec<u64> {
-    let mut words = vec![0u64; image.len() / 8 + 1];
-    // SAFETY: `words` holds at least `image.len() + 1` bytes; u64 has no invalid bit patterns.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) };
-    bytes[..image.len()].copy_from_slice(image);
-    words
-}
-
-fn fault_record_bytes(record: &mut FaultRecord) -> &mut [u8] {
-    // SAFETY: FaultRecord is repr(C) with only integer fields and no padding (88 bytes), so
-    // any bytes written through this view form a valid value.
-    unsafe {
-        std::slice::from_raw_parts_mut((record as *mut FaultRecord).cast::<u8>(), std::mem::size_of::<FaultRecord>())
-    }
-}
-
 /// Reads and clears the fault record of `module`; `Some` when a fault was recorded.
 ///
 /// The device side claims the record by setting `op` and publishes `kind` last; `kind` is
@@ -390,11 +373,12 @@ fn take_fault(module: &ModuleInner) -> Result<Option<FaultRecord>> {
     let Some(slot) = module.fault_slot else { return Ok(None) };
     let api = module.api;
     let size = std::mem::size_of::<FaultRecord>();
-    let mut record = FaultRecord::default();
-    let dst = fault_record_bytes(&mut record).as_mut_ptr().cast::<c_void>();
+    let mut raw = [0u8; FaultRecord::SIZE];
+    let dst = raw.as_mut_ptr().cast::<c_void>();
     // SAFETY: `slot` addresses the module's global of at least `size` bytes (checked at
     // load), the module is alive (we hold it), and `dst` is `size` writable bytes.
     check(api, "hipMemcpy", unsafe { (api.hipMemcpy)(dst, slot, size, sys::HIP_MEMCPY_DEVICE_TO_HOST) })?;
+    let record = FaultRecord::from_ne_bytes(&raw);
     if record == FaultRecord::default() {
         return Ok(None);
     }
@@ -506,7 +490,7 @@ impl Backend for Hip {
     fn load_module(device: &HipDevice, name: &str, image: &'static [u8]) -> Result<HipModule> {
         let api = device.api;
         device.select()?;
-        let copy = aligned_image(image);
+        let copy = KernelBundle::aligned_copy(image);
         let mut raw: Handle = std::ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; `copy` is an aligned copy of the image that
         // outlives the call; the runtime validates the contents.
@@ -761,7 +745,7 @@ mod tests {
     fn images_are_aligned_and_terminated() {
         for len in [0usize, 1, 8, 9] {
             let image: Vec<u8> = (0..len).map(|i| i as u8 | 1).collect();
-            let bytes: Vec<u8> = aligned_image(&image).iter().flat_map(|w| w.to_ne_bytes()).collect();
+            let bytes: Vec<u8> = KernelBundle::aligned_copy(&image).iter().flat_map(|w| w.to_ne_bytes()).collect();
             assert_eq!(&bytes[..len], &image[..]);
             assert_eq!(bytes[len], 0);
         }

@@ -56,6 +56,19 @@ impl KernelBundle {
         Ok(KernelBundle { name: name.to_owned(), images })
     }
 
+    /// An 8-byte aligned copy of `image` with at least one trailing zero byte, for loaders
+    /// that read an image in place (ELF, fatbin) or as NUL-terminated text (PTX), which
+    /// `include_bytes!` data need not satisfy.
+    pub fn aligned_copy(image: &[u8]) -> Vec<u64> {
+        let mut words = vec![0u64; image.len() / 8 + 1];
+        for (word, chunk) in words.iter_mut().zip(image.chunks(8)) {
+            let mut bytes = [0u8; 8];
+            bytes[..chunk.len()].copy_from_slice(chunk);
+            *word = u64::from_ne_bytes(bytes);
+        }
+        words
+    }
+
     /// The module's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -91,6 +104,9 @@ mod tests {
         let missing = b.image(BackendKind::Hip).expect_err("no hip image");
         assert!(missing.to_string().contains("built for: host, cuda"), "{missing}");
         assert!(KernelBundle::parse("m", b"XBK0").is_err());
+        let copy = KernelBundle::aligned_copy(&[1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        let copied: Vec<u8> = copy.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        assert_eq!(&copied[..10], &[1, 2, 3, 4, 5, 6, 7, 8, 9, 0]);
         assert!(KernelBundle::parse("m", &bytes[..bytes.len() - 1]).is_err());
     }
 }

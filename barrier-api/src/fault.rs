@@ -156,6 +156,35 @@ pub struct FaultRecord {
     pub scope: u32,
 }
 
+impl FaultRecord {
+    /// Size of the record in device memory (`sizeof(xb_fault_record)`).
+    pub const SIZE: usize = std::mem::size_of::<FaultRecord>();
+
+    /// Decodes the record from its device bytes (native byte order), as a backend copies
+    /// them out of the module's `xb_fault_record_slot`.
+    pub fn from_ne_bytes(bytes: &[u8; FaultRecord::SIZE]) -> FaultRecord {
+        let mut at = 0;
+        let mut u32_ = || {
+            let v = u32::from_ne_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+            at += 4;
+            v
+        };
+        let (kind, op) = (u32_(), u32_());
+        let block = [u32_(), u32_(), u32_()];
+        let thread = [u32_(), u32_(), u32_()];
+        let eight = |at: usize| -> [u8; 8] {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&bytes[at..at + 8]);
+            b
+        };
+        let barrier = u64::from_ne_bytes(eight(32));
+        let [value, limit, pending, tx, expected] = [40, 48, 56, 64, 72].map(|at| i64::from_ne_bytes(eight(at)));
+        let phase_parity = u32::from_ne_bytes([bytes[80], bytes[81], bytes[82], bytes[83]]);
+        let scope = u32::from_ne_bytes([bytes[84], bytes[85], bytes[86], bytes[87]]);
+        FaultRecord { kind, op, block, thread, barrier, value, limit, pending, tx, expected, phase_parity, scope }
+    }
+}
+
 /// A barrier misuse or deadlock inside a kernel, with where it happened and the barrier's state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BarrierFault {
@@ -282,6 +311,20 @@ mod tests {
         for (name, op) in ops {
             assert_eq!(BarrierOp::from_code(define(name)), op, "{name}");
         }
+    }
+
+    #[test]
+    fn decodes_device_bytes() {
+        let mut bytes = [0u8; FaultRecord::SIZE];
+        bytes[0..4].copy_from_slice(&3u32.to_ne_bytes());
+        bytes[4..8].copy_from_slice(&2u32.to_ne_bytes());
+        bytes[20..24].copy_from_slice(&7u32.to_ne_bytes());
+        bytes[32..40].copy_from_slice(&0xabcu64.to_ne_bytes());
+        bytes[56..64].copy_from_slice(&(-1i64).to_ne_bytes());
+        bytes[84..88].copy_from_slice(&2u32.to_ne_bytes());
+        let r = FaultRecord::from_ne_bytes(&bytes);
+        assert_eq!((r.kind, r.op, r.thread, r.barrier, r.pending, r.scope), (3, 2, [7, 0, 0], 0xabc, -1, 2));
+        assert_eq!(FaultRecord::SIZE, 88, "must match sizeof(xb_fault_record)");
     }
 
     #[test]
