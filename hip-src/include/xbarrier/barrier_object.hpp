@@ -144,7 +144,7 @@ XB_INLINE bool tx_allowed(barrier<S, C>& b, uint32_t op) {
   uint64_t* w = barrier_access::word(b);
   using proto = protocol<platform, S>;
   if (!proto::block_like) {
-    if (XB_CHECKED) proto::fault(XB_FAULT_TX_SCOPE, op, w, *w, S, thread_scope_block);
+    if (XB_CHECKED) proto::fault(XB_FAULT_TX_SCOPE, op, w, *w, int64_t(S), int64_t(thread_scope_block));
     return false;
   }
   if (XB_CHECKED && !platform::is_shared(w)) proto::fault(XB_FAULT_TX_NOT_SHARED, op, w, *w, 0, 0);

@@ -5,13 +5,17 @@
 
 namespace xb {
 
-// Same enumerators and values as cuda::thread_scope, so cuda_compat.hpp can alias them.
-enum thread_scope : int {
-  thread_scope_system = 0,
-  thread_scope_device = 1,
-  thread_scope_block = 2,
-  thread_scope_thread = 3,
+// CUDA's values, written either way: xb::thread_scope::block or xb::thread_scope_block.
+enum class thread_scope : int {
+  system = 0,
+  device = 1,
+  block = 2,
+  thread = 3,
 };
+constexpr thread_scope thread_scope_system = thread_scope::system;
+constexpr thread_scope thread_scope_device = thread_scope::device;
+constexpr thread_scope thread_scope_block = thread_scope::block;
+constexpr thread_scope thread_scope_thread = thread_scope::thread;
 
 namespace detail {
 

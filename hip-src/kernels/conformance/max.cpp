@@ -6,6 +6,11 @@ struct some_completion {
   XB_INLINE void operator()() noexcept { ++*p; }
 };
 
+// Both spellings of the scopes name the same barrier types.
+static_assert(xb::thread_scope::block == xb::thread_scope_block && xb::thread_scope::system == xb::thread_scope_system,
+              "scope spellings");
+static_assert(sizeof(xb::barrier<xb::thread_scope::block>) == sizeof(xb::barrier<xb::thread_scope_block>), "same type");
+
 XB_KERNEL void xbc_max(long long* out) {
   if (xbc::global_thread() != 0) return;
   out[0] = xb::barrier<xb::thread_scope_block>::max();
