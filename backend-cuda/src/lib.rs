@@ -37,8 +37,8 @@ use std::time::Duration;
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys;
 use xbarrier_api::{
-    Backend, BackendKind, BarrierFault, DeviceInfo, Error, FaultRecord, KernelArg, KernelBundle, KernelParams,
-    LaunchConfig, Result,
+    settle_launches, Backend, BackendKind, DeviceInfo, Error, FaultRecord, KernelArg, KernelBundle, KernelParams,
+    LaunchConfig, PendingLaunch, Result,
 };
 
 use driver::{Check, Context};
@@ -149,12 +149,7 @@ impl Drop for CudaStream {
     }
 }
 
-/// A launch whose fault record or running time is checked at the next synchronize.
-struct Pending {
-    kernel: Arc<str>,
-    module: Arc<ModuleInner>,
-    timing: Option<(CudaEvent, CudaEvent, Duration)>,
-}
+type Pending = PendingLaunch<ModuleInner, CudaEvent>;
 
 /// A recorded event (timing enabled); destroyed on drop.
 pub struct CudaEvent {
@@ -434,36 +429,10 @@ impl Backend for Cuda {
         // SAFETY: a live stream of the current context.
         unsafe { result::stream::synchronize(stream.raw) }.call("cuStreamSynchronize")?;
 
-        // Barrier faults first: each module's record, named after its last launched kernel.
-        let mut fault = None;
-        let mut seen: Vec<*const ModuleInner> = Vec::new();
-        for launch in pending.iter().rev() {
-            let key = Arc::as_ptr(&launch.module);
-            if seen.contains(&key) {
-                continue;
-            }
-            seen.push(key);
-            if let Some(record) = take_fault(&launch.module)? {
-                fault.get_or_insert_with(|| BarrierFault::new(&launch.kernel, record));
-            }
-        }
-        if let Some(fault) = fault {
-            return Err(fault.into());
-        }
-
-        for launch in &pending {
-            if let Some((start, end, limit)) = &launch.timing {
-                // SAFETY: both events were recorded on this stream, which has drained.
-                let ms = unsafe { driver::elapsed_ms(start.raw, end.raw) }?;
-                if f64::from(ms) / 1e3 > limit.as_secs_f64() {
-                    return Err(Error::LaunchTimeout {
-                        kernel: launch.kernel.to_string(),
-                        seconds: limit.as_secs_f64(),
-                    });
-                }
-            }
-        }
-        Ok(())
+        settle_launches(&pending, take_fault, |start, end| {
+            // SAFETY: both events were recorded on this stream, which has drained.
+            unsafe { driver::elapsed_ms(start.raw, end.raw) }
+        })
     }
 
     fn record(device: &CudaDevice, stream: &CudaStream) -> Result<CudaEvent> {

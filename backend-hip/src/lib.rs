@@ -43,8 +43,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use xbarrier_api::{
-    Backend, BackendKind, BarrierFault, DeviceInfo, Error, FaultRecord, KernelArg, KernelBundle, KernelParams,
-    LaunchConfig, Result,
+    settle_launches, Backend, BackendKind, DeviceInfo, Error, FaultRecord, KernelArg, KernelBundle, KernelParams,
+    LaunchConfig, PendingLaunch, Result,
 };
 
 use sys::{attr, Api, Handle, HipError};
@@ -227,12 +227,7 @@ impl Drop for HipStream {
     }
 }
 
-/// A launch whose fault record or running time is checked at the next synchronize.
-struct Pending {
-    kernel: Arc<str>,
-    module: Arc<ModuleInner>,
-    timing: Option<(HipEvent, HipEvent, Duration)>,
-}
+type Pending = PendingLaunch<ModuleInner, HipEvent>;
 
 /// A recorded event; destroyed on drop.
 pub struct HipEvent {
@@ -622,35 +617,7 @@ impl Backend for Hip {
         // SAFETY: a live stream.
         check(api, "hipStreamSynchronize", unsafe { (api.hipStreamSynchronize)(stream.raw) })?;
 
-        // Barrier faults first: each module's record, named after its last launched kernel.
-        let mut fault = None;
-        let mut seen: Vec<*const ModuleInner> = Vec::new();
-        for launch in pending.iter().rev() {
-            let key = Arc::as_ptr(&launch.module);
-            if seen.contains(&key) {
-                continue;
-            }
-            seen.push(key);
-            if let Some(record) = take_fault(&launch.module)? {
-                fault.get_or_insert_with(|| BarrierFault::new(&launch.kernel, record));
-            }
-        }
-        if let Some(fault) = fault {
-            return Err(fault.into());
-        }
-
-        for launch in &pending {
-            if let Some((start, end, limit)) = &launch.timing {
-                let ms = start.ms_until(end)?;
-                if f64::from(ms) / 1e3 > limit.as_secs_f64() {
-                    return Err(Error::LaunchTimeout {
-                        kernel: launch.kernel.to_string(),
-                        seconds: limit.as_secs_f64(),
-                    });
-                }
-            }
-        }
-        Ok(())
+        settle_launches(&pending, take_fault, |start, end| start.ms_until(end))
     }
 
     fn record(device: &HipDevice, stream: &HipStream) -> Result<HipEvent> {

@@ -15,6 +15,7 @@ mod error;
 mod fault;
 mod launch;
 mod params;
+mod pending;
 
 pub use backend::{Backend, BackendKind, DeviceInfo};
 pub use bundle::{KernelBundle, BUNDLE_MAGIC};
@@ -23,3 +24,4 @@ pub use error::{Error, Result};
 pub use fault::{BarrierFault, BarrierOp, FaultKind, FaultRecord};
 pub use launch::{Dim3, KernelArg, LaunchConfig};
 pub use params::KernelParams;
+pub use pending::{settle_launches, PendingLaunch};

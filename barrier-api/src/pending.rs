@@ -1,0 +1,87 @@
+//! What a GPU stream remembers about its launches until `synchronize`, and what
+//! `synchronize` then reports: a barrier fault recorded by a module, or a launch that ran
+//! past its `LaunchConfig::timeout` (GPU kernels cannot be aborted, so the overrun is
+//! reported once the stream has drained).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::{BarrierFault, Error, FaultRecord, Result};
+
+/// One launch since the last synchronize. `M` is the backend's module, `E` its event.
+pub struct PendingLaunch<M, E> {
+    /// The kernel's name.
+    pub kernel: Arc<str>,
+    /// The module it came from (its fault record names this launch).
+    pub module: Arc<M>,
+    /// Events around the launch and its time limit, when it had one.
+    pub timing: Option<(E, E, Duration)>,
+}
+
+/// Reports the launches of a drained stream: first a barrier fault (each module's record is
+/// read once, `take_fault`, and named after that module's last launch), then the first
+/// launch that ran past its limit (`elapsed_ms` between its events).
+pub fn settle_launches<M, E>(
+    pending: &[PendingLaunch<M, E>],
+    mut take_fault: impl FnMut(&M) -> Result<Option<FaultRecord>>,
+    mut elapsed_ms: impl FnMut(&E, &E) -> Result<f32>,
+) -> Result<()> {
+    let mut fault = None;
+    let mut seen: Vec<*const M> = Vec::new();
+    for launch in pending.iter().rev() {
+        let key = Arc::as_ptr(&launch.module);
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        if let Some(record) = take_fault(&launch.module)? {
+            fault.get_or_insert_with(|| BarrierFault::new(&launch.kernel, record));
+        }
+    }
+    if let Some(fault) = fault {
+        return Err(fault.into());
+    }
+    for launch in pending {
+        if let Some((start, end, limit)) = &launch.timing {
+            if f64::from(elapsed_ms(start, end)?) / 1e3 > limit.as_secs_f64() {
+                return Err(Error::LaunchTimeout { kernel: launch.kernel.to_string(), seconds: limit.as_secs_f64() });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_first_then_timeouts() {
+        let (a, b) = (Arc::new(1u8), Arc::new(2u8));
+        let launch = |kernel: &str, module: &Arc<u8>, timing| PendingLaunch {
+            kernel: kernel.into(),
+            module: module.clone(),
+            timing,
+        };
+        let pending = [
+            launch("k1", &a, Some((0u32, 5000u32, Duration::from_secs(1)))),
+            launch("k2", &a, None),
+            launch("k3", &b, None),
+        ];
+        let mut reads = Vec::new();
+        let err = settle_launches(
+            &pending,
+            |m: &u8| {
+                reads.push(*m);
+                Ok((*m == 1).then(|| FaultRecord { kind: 3, op: 2, ..Default::default() }))
+            },
+            |s: &u32, e: &u32| Ok((e - s) as f32),
+        )
+        .expect_err("module 1 faulted");
+        assert!(matches!(&err, Error::Fault(f) if f.kernel == "k2"), "{err}");
+        assert_eq!(reads, [2, 1], "each module read once, newest launch first");
+        let timed_out = settle_launches(&pending, |_: &u8| Ok(None), |s: &u32, e: &u32| Ok((e - s) as f32));
+        assert!(matches!(timed_out, Err(Error::LaunchTimeout { ref kernel, .. }) if kernel == "k1"));
+        assert!(settle_launches(&pending[1..], |_: &u8| Ok(None), |_: &u32, _: &u32| Ok(0.0)).is_ok());
+    }
+}
