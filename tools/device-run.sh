@@ -24,7 +24,7 @@ run backend-cuda-gpu "$BIN/backend-cuda-gpu" --include-ignored --test-threads 1
 run conformance-checked "$BIN/conformance-checked" --test-threads 1
 run misuse-checked "$BIN/misuse-checked" --test-threads 1 "[cuda]"
 run conformance-release "$BIN/conformance-release" --test-threads 1 "[cuda]"
-for tool in memcheck racecheck synccheck; do
+for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
   LIMIT=120 run "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/conformance-release" --test-threads 1 "[cuda]"
 done
 cat "$OUT/gpu.txt"
