@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use xbarrier_api::{BarrierFault, Error, FaultRecord, KernelArg, LaunchConfig, Result};
+use xbarrier_api::{BackendKind, BarrierFault, Error, FaultRecord, KernelArg, LaunchConfig, Result};
 
 use crate::abi::{BlockRecord, LaunchRecord, ThreadRecord};
 use crate::args::{marshal, ArgRegisters};
@@ -70,7 +70,20 @@ pub fn launch(
     };
 
     let blocks = config.grid.count();
-    let runners = if config.cooperative { blocks } else { blocks.min(settings.concurrent_blocks as u64) } as usize;
+    let per_block = config.block.count();
+    let budget = settings.max_resident_threads as u64;
+    if config.cooperative && blocks * per_block > budget {
+        return Err(Error::InvalidArgument {
+            call: "launch",
+            reason: format!(
+                "a cooperative launch of {blocks} x {per_block} threads keeps {} kernel threads resident; the host backend can keep {budget} (two memory mappings each, vm.max_map_count)",
+                blocks * per_block
+            ),
+        });
+    }
+    // Fewer blocks at once rather than more fiber stacks than the process may map.
+    let concurrent = (settings.concurrent_blocks as u64).min((budget / per_block).max(1));
+    let runners = if config.cooperative { blocks } else { blocks.min(concurrent) } as usize;
     let slots = if config.cooperative { module.acquire(runners)? } else { Vec::new() };
     let next_block = AtomicU64::new(0);
     let results: Vec<Result<()>> = std::thread::scope(|scope| {
@@ -205,6 +218,11 @@ fn run_block(grid: &Grid<'_>, slot: &Slot, kernel: *const std::ffi::c_void, line
             .iter()
             .map(|mine| std::thread::Builder::new().name("xb-worker".into()).spawn_scoped(scope, move || run(mine)))
             .collect();
+        if helpers.iter().any(|h| h.is_err()) {
+            // Some threads of the block will never start: the rest must not wait for them.
+            abort.store(1, Ordering::SeqCst);
+            grid.sync.notify();
+        }
         let mut outcomes = vec![run(&assignment[0])];
         for h in helpers {
             match h {
@@ -226,6 +244,9 @@ fn run_block(grid: &Grid<'_>, slot: &Slot, kernel: *const std::ffi::c_void, line
     for o in outcomes {
         if let Some(source) = o.error {
             return Err(Error::Io { context: "allocating a fiber stack".into(), source });
+        }
+        if o.exceptions > 0 {
+            return Err(Error::KernelException { backend: BackendKind::Host, kernel: grid.kernel.to_owned() });
         }
     }
     Ok(())

@@ -149,8 +149,10 @@ impl HostModule {
                     match Slot::load(&self.name, self.image) {
                         Ok(slot) => slots.push(Arc::new(slot)),
                         Err(e) => {
+                            // The copies loaded so far go back to the pool; the rest never existed.
+                            let loaded_now = slots.len() - take;
                             let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-                            pool.loaded -= missing;
+                            pool.loaded -= missing - loaded_now;
                             drop(pool);
                             self.release(slots);
                             return Err(e);

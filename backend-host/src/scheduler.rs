@@ -68,18 +68,26 @@ pub unsafe extern "C" fn yield_fiber(fiber: *mut c_void) {
     yielder.suspend(());
 }
 
-/// Fiber stacks are reused across blocks and launches (mapping one costs a system call).
-static STACKS: Mutex<Vec<DefaultStack>> = Mutex::new(Vec::new());
+/// Fiber stacks are reused across blocks and launches (mapping one costs system calls).
+/// Each stack is two memory mappings (stack and guard page), so the pool keeps at most
+/// `POOLED_STACKS` of them and unmaps the rest.
+static STACKS: Mutex<Vec<(usize, DefaultStack)>> = Mutex::new(Vec::new());
+const POOLED_STACKS: usize = 4096;
 
 fn take_stack(size: usize) -> std::io::Result<DefaultStack> {
-    if let Some(stack) = STACKS.lock().unwrap_or_else(|e| e.into_inner()).pop() {
-        return Ok(stack);
+    let mut pool = STACKS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(at) = pool.iter().rposition(|(s, _)| *s == size) {
+        return Ok(pool.swap_remove(at).1);
     }
+    drop(pool);
     DefaultStack::new(size)
 }
 
-fn give_stack(stack: DefaultStack) {
-    STACKS.lock().unwrap_or_else(|e| e.into_inner()).push(stack);
+fn give_stack(size: usize, stack: DefaultStack) {
+    let mut pool = STACKS.lock().unwrap_or_else(|e| e.into_inner());
+    if pool.len() < POOLED_STACKS {
+        pool.push((size, stack));
+    }
 }
 
 /// A raw pointer that may cross to the OS threads of one block (they use disjoint records).
@@ -98,6 +106,8 @@ unsafe impl<T> Sync for SendPtr<T> {}
 /// What the OS thread observed.
 pub struct WorkerOutcome {
     pub aborted_threads: usize,
+    /// Kernel threads that ended with an uncaught C++ exception.
+    pub exceptions: usize,
     pub error: Option<std::io::Error>,
 }
 
@@ -126,7 +136,7 @@ pub struct BlockJob<'a> {
 /// - `job.kernel` is a kernel of `job.slot` and `job.args` matches its parameters (the launch contract).
 pub unsafe fn run_fibers(job: &BlockJob<'_>, threads: &[SendPtr<ThreadRecord>]) -> WorkerOutcome {
     let BlockJob { slot, kernel, args, sync, abort, deadline, stack_size } = *job;
-    let mut outcome = WorkerOutcome { aborted_threads: 0, error: None };
+    let mut outcome = WorkerOutcome { aborted_threads: 0, exceptions: 0, error: None };
     type Fiber = Coroutine<(), (), i32, DefaultStack>;
     let mut fibers: Vec<(Fiber, *mut ThreadRecord)> = Vec::with_capacity(threads.len());
     for &SendPtr(record) in threads {
@@ -172,11 +182,16 @@ pub unsafe fn run_fibers(job: &BlockJob<'_>, threads: &[SendPtr<ThreadRecord>]) 
             match fibers[index].0.resume(()) {
                 CoroutineResult::Yield(()) => index += 1,
                 CoroutineResult::Return(code) => {
-                    if code != 0 {
-                        outcome.aborted_threads += 1;
+                    if code == 2 && abort.swap(1, Ordering::SeqCst) == 0 {
+                        sync.notify(); // the other threads must not wait for this one
+                    }
+                    match code {
+                        0 => {}
+                        2 => outcome.exceptions += 1,
+                        _ => outcome.aborted_threads += 1,
                     }
                     let (fiber, _) = fibers.swap_remove(index);
-                    give_stack(fiber.into_stack());
+                    give_stack(stack_size, fiber.into_stack());
                     finished = true;
                 }
             }

@@ -15,6 +15,14 @@ pub struct Settings {
     pub stack_bytes: usize,
     /// Checked builds: bound on every barrier wait (`XBAR_WAIT_TIMEOUT_MS`, default 10 s).
     pub wait_timeout: Duration,
+    /// Most kernel threads resident at once: each fiber stack is two memory mappings, and the
+    /// process may hold `vm.max_map_count` of them (half of the rest is left for everything else).
+    pub max_resident_threads: usize,
+}
+
+/// `/proc/sys/vm/max_map_count`, or Linux's default.
+fn max_map_count() -> usize {
+    std::fs::read_to_string("/proc/sys/vm/max_map_count").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(65530)
 }
 
 fn env_usize(name: &str, default: usize) -> usize {
@@ -31,6 +39,7 @@ impl Settings {
             max_resident_blocks: env_usize("XBAR_HOST_MAX_RESIDENT_BLOCKS", 64),
             stack_bytes: env_usize("XBAR_HOST_STACK_KB", 256) * 1024,
             wait_timeout: Duration::from_millis(env_usize("XBAR_WAIT_TIMEOUT_MS", 10_000) as u64),
+            max_resident_threads: (max_map_count() / 4).max(1024),
         }
     }
 }

@@ -83,6 +83,14 @@ pub enum Error {
     /// A kernel misused a barrier (checked builds) or deadlocked in a bounded wait.
     #[error(transparent)]
     Fault(Box<BarrierFault>),
+    /// A kernel thread ended with an uncaught C++ exception (host backend).
+    #[error("kernel `{kernel}` on the {backend} backend ended with an uncaught C++ exception")]
+    KernelException {
+        /// Which backend.
+        backend: BackendKind,
+        /// Kernel name.
+        kernel: String,
+    },
     /// A launch ran past its configured time limit and was aborted.
     #[error("launch of `{kernel}` was aborted after {seconds:.3} s (its LaunchConfig timeout)")]
     LaunchTimeout {

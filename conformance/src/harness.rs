@@ -29,7 +29,7 @@ impl<B: Backend> Ctx<B> {
     /// Opens device 0 and loads the conformance module.
     pub fn open() -> xbarrier::Result<Ctx<B>> {
         let device = Device::<B>::open(0)?;
-        let bundle = xbarrier::kernel_bundle!("conformance")?;
+        let bundle = crate::bundle()?;
         let module = device.load(&bundle)?;
         let stream = device.stream()?;
         Ok(Ctx { device, module, stream })

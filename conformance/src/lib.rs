@@ -9,3 +9,8 @@ mod trials;
 pub use cases::{all_cases, Case, Suite};
 pub use harness::{Ctx, Pass};
 pub use trials::{check, trials, Outcome, Status};
+
+/// The conformance kernels (every backend this build enabled).
+pub fn bundle() -> xbarrier::Result<xbarrier::KernelBundle> {
+    xbarrier::kernel_bundle!("conformance")
+}

@@ -39,7 +39,8 @@ typedef void (*xb_wide_kernel)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
 static_assert(XB_HOST_MAX_INT_ARGS == 6 && XB_HOST_MAX_FLOAT_ARGS == 8 && XB_HOST_MAX_STACK_ARGS == 10,
               "xb_wide_kernel must match the argument limits");
 
-// Returns 0 when the kernel thread ran to its end, 1 when it was unwound by a fault/abort.
+// Returns 0 when the kernel thread ran to its end, 1 when it was unwound by a fault/abort,
+// 2 when the kernel let another C++ exception escape (which must not unwind into Rust).
 XB_EXPORT int xb_host_invoke(void* kernel, const uint64_t* i, const double* f, const uint64_t* s) {
   try {
     reinterpret_cast<xb_wide_kernel>(kernel)(i[0], i[1], i[2], i[3], i[4], i[5], f[0], f[1], f[2],
@@ -47,6 +48,8 @@ XB_EXPORT int xb_host_invoke(void* kernel, const uint64_t* i, const double* f, c
                                              s[4], s[5], s[6], s[7], s[8], s[9]);
   } catch (const xb::host::kernel_aborted&) {
     return 1;
+  } catch (...) {
+    return 2;
   }
   return 0;
 }

@@ -21,11 +21,17 @@ struct empty_completion {
 
 // A duration in nanoseconds; converts from std::chrono and cuda::std::chrono durations.
 struct nanoseconds {
+ public:
   int64_t ns;
   XB_INLINE constexpr explicit nanoseconds(int64_t n) : ns(n) {}
   template <class Duration, class Period = typename Duration::period>
-  XB_INLINE constexpr nanoseconds(const Duration& d)
-      : ns(static_cast<int64_t>(d.count()) * (1000000000ll / Period::den) * Period::num) {}
+  XB_INLINE constexpr nanoseconds(const Duration& d) : ns(saturate(double(d.count()) * 1e9 * double(Period::num) / double(Period::den))) {}
+
+ private:
+  // Any period (ps to hours), fractional counts, and durations beyond int64 nanoseconds.
+  static XB_INLINE constexpr int64_t saturate(double v) {
+    return v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : static_cast<int64_t>(v);
+  }
 };
 
 // What arrive() returns: the parity of the phase the arrival was counted in.

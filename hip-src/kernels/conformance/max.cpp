@@ -1,6 +1,16 @@
 // max() of each barrier type.
 #include "common.hpp"
 
+#if defined(XB_PLATFORM_HOST)
+#include <chrono>
+// try_wait_for's duration conversion: any period, fractional counts, saturation.
+static_assert(xb::nanoseconds(std::chrono::seconds(2)).ns == 2000000000, "seconds");
+static_assert(xb::nanoseconds(std::chrono::microseconds(7)).ns == 7000, "microseconds");
+static_assert(xb::nanoseconds(std::chrono::duration<long long, std::pico>(5000)).ns == 5, "picoseconds");
+static_assert(xb::nanoseconds(std::chrono::duration<double, std::milli>(1.5)).ns == 1500000, "fractional");
+static_assert(xb::nanoseconds(std::chrono::hours::max()).ns == INT64_MAX, "saturates");
+#endif
+
 struct some_completion {
   int* p;
   XB_INLINE void operator()() noexcept { ++*p; }

@@ -120,3 +120,12 @@ XB_KERNEL void xbm_deadlock() {
   __syncthreads();
   bar.wait(static_cast<xb::arrival_token&&>(token));
 }
+
+#if defined(XB_PLATFORM_HOST)
+// Host only: a C++ exception escaping a kernel must end the launch with an error, not unwind
+// into the backend's Rust frames.
+XB_KERNEL void xbh_throws(unsigned fb, unsigned ft) {
+  if (culprit(fb, ft)) throw 42;
+  __syncthreads();  // the others must not wait for the thread that threw
+}
+#endif
