@@ -33,3 +33,26 @@ fn oversized_cooperative_launch_is_refused_clearly() {
         other => panic!("expected InvalidArgument, got {other:?}"),
     }
 }
+
+/// Every running block has its own copy of the kernel object, hence its own `__shared__`
+/// variables, also after a cooperative launch returned its copies to the pool (a double
+/// return once let two later blocks share one barrier).
+#[test]
+fn blocks_never_share_static_shared_memory() {
+    let device = Device::<Host>::open(0).expect("host device");
+    let module = module();
+    let stream = device.stream().expect("stream");
+    let round_trip = module.kernel("xbc_round_trip").expect("kernel exists");
+    let reuse = module.kernel("xbc_reuse").expect("kernel exists");
+    for _ in 0..5 {
+        // SAFETY: xbc_round_trip(unsigned phases).
+        unsafe { stream.launch(&round_trip, &LaunchConfig::new(1, 2).cooperative(), &[1u32.into()]) }
+            .expect("cooperative launch");
+        let report = device.alloc::<u64>(8).expect("report");
+        // Two resident blocks: with a shared copy they would arrive on one barrier.
+        // SAFETY: xbc_reuse(unsigned long long* report, unsigned phases); report outlives the launch.
+        unsafe { stream.launch(&reuse, &LaunchConfig::new(2, 64).cooperative(), &[report.arg(), 20u32.into()]) }
+            .expect("blocks with separate shared memory cannot fault");
+        assert_eq!(report.download().expect("read")[0], 0, "a block saw another block's shared data");
+    }
+}

@@ -127,9 +127,13 @@ fn io_error(what: &str) -> Error {
     Error::Io { context: what.to_owned(), source: std::io::Error::other("host backend") }
 }
 
-/// One block runner: holds a slot and runs blocks until none are left.
-fn run_blocks(grid: &Grid<'_>, slot: Option<Arc<Slot>>, next_block: &AtomicU64, blocks: u64) -> Result<()> {
-    let slot = match slot {
+/// One block runner: holds a slot and runs blocks until none are left. A cooperative
+/// launch hands each runner its slot and returns them all itself; otherwise the runner
+/// takes one from the pool and gives it back. Returning a slot twice would put it in the
+/// pool twice, and two later blocks would share its `__shared__` variables.
+fn run_blocks(grid: &Grid<'_>, given: Option<Arc<Slot>>, next_block: &AtomicU64, blocks: u64) -> Result<()> {
+    let owned = given.is_none();
+    let slot = match given {
         Some(slot) => slot,
         None => grid.module.acquire(1)?.remove(0),
     };
@@ -141,7 +145,9 @@ fn run_blocks(grid: &Grid<'_>, slot: Option<Arc<Slot>>, next_block: &AtomicU64, 
         }
         run_block(grid, &slot, kernel, linear)?;
     });
-    grid.module.release(vec![slot]);
+    if owned {
+        grid.module.release(vec![slot]);
+    }
     result
 }
 

@@ -168,6 +168,8 @@ impl HostModule {
     /// Gives copies back to the pool.
     pub fn release(&self, slots: Vec<Arc<Slot>>) {
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        // A copy in the pool twice would be handed to two running blocks at once.
+        debug_assert!(slots.iter().all(|s| !pool.free.iter().any(|f| Arc::ptr_eq(f, s))), "slot returned twice");
         pool.free.extend(slots);
         drop(pool);
         self.returned.notify_all();
