@@ -17,7 +17,8 @@
 //   T  tx-count of the phase, biased by 2^20 (so it may be negative: a copy may land before
 //      its expect_tx, seeds/cuda-barrier.rst and research/MBARRIER-GROUND-TRUTH.md P1)
 //   R  parity of the phase in progress; it flips when a phase is published complete
-//   guard  catches a carry out of Z (over-arrival) before it can reach R
+//   guard  catches a carry out of Z (over-arrival) before it can reach R. The wide layout
+//          (E and A of 31 bits, Z at 62) has no spare bit: there it takes 2^31 surplus arrivals.
 //
 // Why this is correct
 //
