@@ -169,7 +169,7 @@ impl Kernels {
     /// and defines.
     fn common_flags(&self, cmd: &mut Command, meta: &XbarrierMetadata, checked: bool) {
         cmd.arg(format!("-DXB_CHECKED={}", u8::from(checked))).arg("-I").arg(&meta.include);
-        // Extra device-code defines for experiments, e.g. XBAR_DEVICE_DEFINES="XB_CUDA_NO_AGGREGATION=1".
+        // Extra device-code defines for experiments, e.g. XBAR_DEVICE_DEFINES="XB_DEFAULT_WAIT_TIMEOUT_NS=2000000000".
         println!("cargo:rerun-if-env-changed=XBAR_DEVICE_DEFINES");
         if let Ok(extra) = std::env::var("XBAR_DEVICE_DEFINES") {
             cmd.args(extra.split(';').map(str::trim).filter(|d| !d.is_empty()).map(|d| format!("-D{d}")));
