@@ -43,8 +43,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use xbarrier_api::{
-    settle_launches, Backend, BackendKind, DeviceInfo, Error, FaultRecord, KernelArg, KernelBundle, KernelParams,
-    LaunchConfig, PendingLaunch, Result,
+    note_launch, settle_launches, Backend, BackendKind, DeviceInfo, Error, FaultRecord, KernelArg, KernelBundle,
+    KernelParams, LaunchConfig, PendingLaunch, Result,
 };
 
 use sys::{attr, Api, Handle, HipError};
@@ -600,12 +600,10 @@ impl Backend for Hip {
         };
         if timing.is_some() || function.module.fault_slot.is_some() {
             let mut pending = stream.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            if timing.is_none() {
-                // Only the last untimed launch per module matters (it names the fault), so
-                // the list stays short however many launches precede a synchronize.
-                pending.retain(|p| p.timing.is_some() || !Arc::ptr_eq(&p.module, &function.module));
-            }
-            pending.push(Pending { kernel: function.name.clone(), module: function.module.clone(), timing });
+            note_launch(
+                &mut pending,
+                Pending { kernel: function.name.clone(), module: function.module.clone(), timing },
+            );
         }
         Ok(())
     }

@@ -24,4 +24,4 @@ pub use error::{Error, Result};
 pub use fault::{BarrierFault, BarrierOp, FaultKind, FaultRecord};
 pub use launch::{Dim3, KernelArg, LaunchConfig};
 pub use params::KernelParams;
-pub use pending::{settle_launches, PendingLaunch};
+pub use pending::{note_launch, settle_launches, PendingLaunch};

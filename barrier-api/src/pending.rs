@@ -18,6 +18,16 @@ pub struct PendingLaunch<M, E> {
     pub timing: Option<(E, E, Duration)>,
 }
 
+/// Remembers `launch` until the stream's next synchronize. Only the last untimed launch per
+/// module matters (it names that module's fault), so the list stays short however many
+/// launches precede a synchronize.
+pub fn note_launch<M, E>(pending: &mut Vec<PendingLaunch<M, E>>, launch: PendingLaunch<M, E>) {
+    if launch.timing.is_none() {
+        pending.retain(|p| p.timing.is_some() || !Arc::ptr_eq(&p.module, &launch.module));
+    }
+    pending.push(launch);
+}
+
 /// Reports the launches of a drained stream: first a barrier fault (each module's record is
 /// read once, `take_fault`, and named after that module's last launch), then the first
 /// launch that ran past its limit (`elapsed_ms` between its events).
@@ -83,5 +93,18 @@ mod tests {
         let timed_out = settle_launches(&pending, |_: &u8| Ok(None), |s: &u32, e: &u32| Ok((e - s) as f32));
         assert!(matches!(timed_out, Err(Error::LaunchTimeout { ref kernel, .. }) if kernel == "k1"));
         assert!(settle_launches(&pending[1..], |_: &u8| Ok(None), |_: &u32, _: &u32| Ok(0.0)).is_ok());
+    }
+
+    #[test]
+    fn keeps_timed_launches_and_the_last_untimed_per_module() {
+        let (a, b) = (Arc::new(1u8), Arc::new(2u8));
+        let mut pending = Vec::new();
+        for (kernel, module, timing) in
+            [("k1", &a, None), ("t1", &a, Some((0u32, 1u32, Duration::ZERO))), ("k2", &b, None), ("k3", &a, None)]
+        {
+            note_launch(&mut pending, PendingLaunch { kernel: kernel.into(), module: module.clone(), timing });
+        }
+        let kernels: Vec<&str> = pending.iter().map(|p| &*p.kernel).collect();
+        assert_eq!(kernels, ["t1", "k2", "k3"]);
     }
 }
