@@ -1,28 +1,29 @@
 //! Kernel bundles: one file holding a module's image for each backend it was built for.
 //!
-//! Layout (little-endian): magic `XBK1`, u32 entry count, then per entry u32 backend code,
-//! u64 byte length, and the bytes. The build helper writes it; `Device::load` reads it.
+//! Layout (little-endian): magic `XBK1`, u32 entry count, then per entry u32 code (backend
+//! code in the low 16 bits, [`Variant`] code in the high 16), u64 byte length, and the bytes.
+//! The build helper writes it; `Device::load` reads it.
 
-use crate::{BackendKind, Error, Result};
+use crate::{BackendKind, Error, Result, Variant};
 
 /// First four bytes of every bundle.
 pub const BUNDLE_MAGIC: &[u8; 4] = b"XBK1";
 
-/// A parsed bundle: the module's name and its image per backend.
+/// A parsed bundle: the module's name and its image per backend and variant.
 #[derive(Clone, Debug)]
 pub struct KernelBundle {
     name: String,
-    images: Vec<(BackendKind, &'static [u8])>,
+    images: Vec<(BackendKind, Variant, &'static [u8])>,
 }
 
 impl KernelBundle {
     /// Serializes `images` into bundle bytes.
-    pub fn encode(images: &[(BackendKind, Vec<u8>)]) -> Vec<u8> {
+    pub fn encode(images: &[(BackendKind, Variant, Vec<u8>)]) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(BUNDLE_MAGIC);
         out.extend_from_slice(&(images.len() as u32).to_le_bytes());
-        for (kind, bytes) in images {
-            out.extend_from_slice(&kind.code().to_le_bytes());
+        for (kind, variant, bytes) in images {
+            out.extend_from_slice(&(kind.code() | variant.code() << 16).to_le_bytes());
             out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
             out.extend_from_slice(bytes);
         }
@@ -45,10 +46,11 @@ impl KernelBundle {
         let mut images = Vec::new();
         for _ in 0..count {
             let code = u32::from_le_bytes(take(4)?.try_into().map_err(|_| bad("code".into()))?);
-            let kind = BackendKind::from_code(code).ok_or_else(|| bad(format!("unknown backend code {code}")))?;
+            let kind = BackendKind::from_code(code & 0xffff).ok_or_else(|| bad(format!("unknown backend code {code}")))?;
+            let variant = Variant::from_code(code >> 16).ok_or_else(|| bad(format!("unknown variant code {code}")))?;
             let len = u64::from_le_bytes(take(8)?.try_into().map_err(|_| bad("length".into()))?);
             let len = usize::try_from(len).map_err(|_| bad(format!("image of {len} bytes")))?;
-            images.push((kind, take(len)?));
+            images.push((kind, variant, take(len)?));
         }
         if !rest.is_empty() {
             return Err(bad(format!("{} trailing bytes", rest.len())));
@@ -76,15 +78,37 @@ impl KernelBundle {
 
     /// The backends this module was built for.
     pub fn backends(&self) -> Vec<BackendKind> {
-        self.images.iter().map(|(k, _)| *k).collect()
+        let mut kinds: Vec<BackendKind> = self.images.iter().map(|(k, _, _)| *k).collect();
+        kinds.dedup();
+        kinds
     }
 
-    /// The image for `kind`, or `Err(ImageMissing)`.
+    /// The variants this module carries for `kind`, native first.
+    pub fn variants(&self, kind: BackendKind) -> Vec<Variant> {
+        let mut variants: Vec<Variant> = self.images.iter().filter(|(k, _, _)| *k == kind).map(|(_, v, _)| *v).collect();
+        variants.sort();
+        variants
+    }
+
+    /// The native image for `kind`, or `Err(ImageMissing)`.
     pub fn image(&self, kind: BackendKind) -> Result<&'static [u8]> {
-        self.images.iter().find(|(k, _)| *k == kind).map(|(_, b)| *b).ok_or_else(|| Error::ImageMissing {
-            module: self.name.clone(),
-            backend: kind,
-            available: self.backends().iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
+        self.image_of(kind, Variant::Native)
+    }
+
+    /// The image for `kind` in `variant`, or `Err(ImageMissing)`.
+    pub fn image_of(&self, kind: BackendKind, variant: Variant) -> Result<&'static [u8]> {
+        self.images.iter().find(|(k, v, _)| *k == kind && *v == variant).map(|(_, _, b)| *b).ok_or_else(|| {
+            Error::ImageMissing {
+                module: self.name.clone(),
+                backend: kind,
+                variant,
+                available: self
+                    .images
+                    .iter()
+                    .map(|(k, v, _)| format!("{k} {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }
         })
     }
 }
@@ -96,13 +120,24 @@ mod tests {
     #[test]
     fn round_trip_and_errors() {
         let bytes: &'static [u8] = Box::leak(
-            KernelBundle::encode(&[(BackendKind::Host, vec![1, 2, 3]), (BackendKind::Cuda, vec![])]).into_boxed_slice(),
+            KernelBundle::encode(&[
+                (BackendKind::Host, Variant::Native, vec![1, 2, 3]),
+                (BackendKind::Cuda, Variant::Native, vec![]),
+                (BackendKind::Cuda, Variant::Emulated, vec![4]),
+            ])
+            .into_boxed_slice(),
         );
         let b = KernelBundle::parse("m", bytes).expect("parses");
         assert_eq!(b.image(BackendKind::Host).expect("host"), &[1, 2, 3]);
         assert_eq!(b.image(BackendKind::Cuda).expect("cuda"), &[] as &[u8]);
+        assert_eq!(b.image_of(BackendKind::Cuda, Variant::Emulated).expect("cuda emulated"), &[4]);
+        assert_eq!(b.backends(), vec![BackendKind::Host, BackendKind::Cuda]);
+        assert_eq!(b.variants(BackendKind::Cuda), vec![Variant::Native, Variant::Emulated]);
+        assert_eq!(b.variants(BackendKind::Host), vec![Variant::Native]);
         let missing = b.image(BackendKind::Hip).expect_err("no hip image");
-        assert!(missing.to_string().contains("built for: host, cuda"), "{missing}");
+        assert!(missing.to_string().contains("built for: host native, cuda native, cuda emulated"), "{missing}");
+        let missing = b.image_of(BackendKind::Host, Variant::Emulated).expect_err("no host emulated image");
+        assert!(missing.to_string().contains("no host emulated image"), "{missing}");
         assert!(KernelBundle::parse("m", b"XBK0").is_err());
         let copy = KernelBundle::aligned_copy(&[1, 2, 3, 4, 5, 6, 7, 8, 9]);
         let copied: Vec<u8> = copy.iter().flat_map(|w| w.to_ne_bytes()).collect();

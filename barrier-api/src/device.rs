@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{Backend, DeviceInfo, Error, KernelArg, KernelBundle, LaunchConfig, Result};
+use crate::{Backend, DeviceInfo, Error, KernelArg, KernelBundle, LaunchConfig, Result, Variant};
 
 /// Plain data that may be copied to and from a device bit for bit.
 ///
@@ -97,11 +97,17 @@ impl<B: Backend> Device<B> {
         Ok(buffer)
     }
 
-    /// Loads this backend's image of `bundle`.
+    /// Loads this backend's native image of `bundle` (see [`Variant`]).
     pub fn load(&self, bundle: &KernelBundle) -> Result<Module<B>> {
-        let image = bundle.image(B::KIND)?;
+        self.load_variant(bundle, Variant::Native)
+    }
+
+    /// Loads this backend's image of `bundle` in `variant`: on CUDA, [`Variant::Emulated`]
+    /// runs the same kernels on the portable protocol instead of the `mbarrier` hardware.
+    pub fn load_variant(&self, bundle: &KernelBundle, variant: Variant) -> Result<Module<B>> {
+        let image = bundle.image_of(B::KIND, variant)?;
         let raw = B::load_module(&self.raw, bundle.name(), image)?;
-        Ok(Module { device: self.raw.clone(), raw: Arc::new(raw), name: bundle.name().to_owned() })
+        Ok(Module { device: self.raw.clone(), raw: Arc::new(raw), name: bundle.name().to_owned(), variant })
     }
 
     /// A new stream.
@@ -180,12 +186,17 @@ pub struct Module<B: Backend> {
     device: Arc<B::Device>,
     raw: Arc<B::Module>,
     name: String,
+    variant: Variant,
 }
 
 impl<B: Backend> Module<B> {
     /// The module's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+    /// The variant of the image that was loaded.
+    pub fn variant(&self) -> Variant {
+        self.variant
     }
     /// Kernel `name` of this module.
     pub fn kernel(&self, name: &str) -> Result<Kernel<B>> {

@@ -67,13 +67,15 @@ pub enum Error {
         /// Kernel name.
         kernel: String,
     },
-    /// The module was not compiled for this backend.
-    #[error("module `{module}` has no {backend} image (built for: {available}); enable the `{backend}` feature of xbarrier and rebuild")]
+    /// The module was not compiled for this backend, or not in this variant.
+    #[error("module `{module}` has no {backend} {variant} image (built for: {available}); enable the `{backend}` feature of xbarrier and rebuild (checked builds carry only native images, which run the protocol)")]
     ImageMissing {
         /// Module name.
         module: String,
         /// The backend that wanted it.
         backend: BackendKind,
+        /// The variant that was asked for.
+        variant: crate::Variant,
         /// The backends it was built for.
         available: String,
     },

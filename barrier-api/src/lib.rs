@@ -16,6 +16,7 @@ mod fault;
 mod launch;
 mod params;
 mod pending;
+mod variant;
 
 pub use backend::{Backend, BackendKind, DeviceInfo};
 pub use bundle::{KernelBundle, BUNDLE_MAGIC};
@@ -25,3 +26,4 @@ pub use fault::{BarrierFault, BarrierOp, FaultKind, FaultRecord};
 pub use launch::{Dim3, KernelArg, LaunchConfig};
 pub use params::KernelParams;
 pub use pending::{note_launch, settle_launches, PendingLaunch};
+pub use variant::Variant;

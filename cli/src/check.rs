@@ -140,7 +140,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
             eprintln!(
                 "[{:>width$}/{total}] {} {}: {result} ({:.2} s)",
                 done.get(),
-                outcome.backend,
+                outcome.target(),
                 outcome.case,
                 outcome.seconds,
                 width = total.to_string().len()
@@ -246,7 +246,7 @@ fn table(outcomes: &[Outcome], full: bool) -> String {
             (
                 o.feature,
                 [
-                    o.backend.to_string(),
+                    o.target(),
                     o.feature.to_owned(),
                     o.case.to_owned(),
                     result.to_owned(),
@@ -296,7 +296,7 @@ fn table(outcomes: &[Outcome], full: bool) -> String {
             let _ = writeln!(
                 text,
                 "  [{}] {} ({}): {}",
-                o.backend,
+                o.target(),
                 o.case,
                 o.feature,
                 detail.trim_end().replace('\n', "\n      ")
@@ -343,8 +343,9 @@ fn json(outcomes: &[Outcome]) -> String {
         .map(|o| {
             let (result, detail) = result_and_detail(&o.status);
             format!(
-                "  {{\"backend\": {}, \"feature\": {}, \"case\": {}, \"suite\": {}, \"result\": {}, \"seconds\": {}, \"detail\": {}}}",
+                "  {{\"backend\": {}, \"variant\": {}, \"feature\": {}, \"case\": {}, \"suite\": {}, \"result\": {}, \"seconds\": {}, \"detail\": {}}}",
                 json_string(o.backend.name()),
+                json_string(o.variant.name()),
                 json_string(o.feature),
                 json_string(o.case),
                 json_string(suite_name(o.suite)),

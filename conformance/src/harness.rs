@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use xbarrier::{Backend, Buffer, Device, Error, KernelArg, LaunchConfig, Module, Stream};
+use xbarrier::{Backend, Buffer, Device, Error, KernelArg, LaunchConfig, Module, Stream, Variant};
 
 /// A passed case, with a line saying what was exercised.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,11 +26,11 @@ pub struct Ctx<B: Backend> {
 }
 
 impl<B: Backend> Ctx<B> {
-    /// Opens device 0 and loads the conformance module.
-    pub fn open() -> xbarrier::Result<Ctx<B>> {
+    /// Opens device 0 and loads the conformance module in `variant`.
+    pub fn open(variant: Variant) -> xbarrier::Result<Ctx<B>> {
         let device = Device::<B>::open(0)?;
         let bundle = crate::bundle()?;
-        let module = device.load(&bundle)?;
+        let module = device.load_variant(&bundle, variant)?;
         let stream = device.stream()?;
         Ok(Ctx { device, module, stream })
     }
@@ -50,6 +50,22 @@ impl<B: Backend> Ctx<B> {
     /// A zeroed report buffer for the kernels' `xbc::expect_eq`.
     pub fn report(&self) -> Result<Buffer<B, u64>, String> {
         self.device.alloc::<u64>(8).map_err(|e| e.to_string())
+    }
+}
+
+/// The variants of the conformance module built for `B` (native first).
+pub fn variants<B: Backend>() -> Vec<Variant> {
+    match crate::bundle() {
+        Ok(bundle) if !bundle.variants(B::KIND).is_empty() => bundle.variants(B::KIND),
+        _ => vec![Variant::Native],
+    }
+}
+
+/// How results name a backend and variant: `cuda`, `cuda-emulated`, `host`.
+pub fn target_label(kind: xbarrier::BackendKind, variant: Variant) -> String {
+    match variant {
+        Variant::Native => kind.name().to_owned(),
+        other => format!("{kind}-{other}"),
     }
 }
 

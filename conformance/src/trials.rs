@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use libtest_mimic::Trial;
-use xbarrier::{visit_backends, Backend, BackendKind, BackendVisitor};
+use xbarrier::{visit_backends, Backend, BackendKind, BackendVisitor, Variant};
 
 use crate::cases::{all_cases, Suite};
-use crate::harness::Ctx;
+use crate::harness::{target_label, variants, Ctx};
 
 /// Whether a missing GPU must fail the run (`XBAR_REQUIRE_GPU=1`, set on GPU machines).
 fn gpu_required() -> bool {
@@ -25,48 +25,52 @@ struct TrialMaker(Suite);
 impl BackendVisitor for TrialMaker {
     type Output = Vec<Trial>;
     fn visit<B: Backend>(&mut self) -> Vec<Trial> {
-        let suite = self.0;
-        let cases: Vec<_> = all_cases::<B>().into_iter().filter(|c| c.suite == suite).collect();
-        match Ctx::<B>::open() {
-            Ok(ctx) => {
-                let ctx = Arc::new(ctx);
-                cases
-                    .into_iter()
-                    .map(|case| {
-                        let name = format!("[{}] {}", B::KIND, case.name);
-                        match skip_reason(suite) {
-                            Some(reason) => {
-                                Trial::test(format!("{name} (ignored: {reason})"), || Ok(())).with_ignored_flag(true)
-                            }
-                            None => {
-                                let ctx = ctx.clone();
-                                Trial::test(name, move || match (case.run)(&ctx) {
-                                    Ok(pass) => {
-                                        println!("    {}: {}", case.name, pass.0);
-                                        Ok(())
-                                    }
-                                    Err(failure) => Err(failure.into()),
-                                })
-                            }
+        variants::<B>().into_iter().flat_map(|variant| variant_trials::<B>(self.0, variant)).collect()
+    }
+}
+
+fn variant_trials<B: Backend>(suite: Suite, variant: Variant) -> Vec<Trial> {
+    let label = target_label(B::KIND, variant);
+    let cases: Vec<_> = all_cases::<B>().into_iter().filter(|c| c.suite == suite).collect();
+    match Ctx::<B>::open(variant) {
+        Ok(ctx) => {
+            let ctx = Arc::new(ctx);
+            cases
+                .into_iter()
+                .map(|case| {
+                    let name = format!("[{label}] {}", case.name);
+                    match skip_reason(suite) {
+                        Some(reason) => {
+                            Trial::test(format!("{name} (ignored: {reason})"), || Ok(())).with_ignored_flag(true)
                         }
-                    })
-                    .collect()
+                        None => {
+                            let ctx = ctx.clone();
+                            Trial::test(name, move || match (case.run)(&ctx) {
+                                Ok(pass) => {
+                                    println!("    {}: {}", case.name, pass.0);
+                                    Ok(())
+                                }
+                                Err(failure) => Err(failure.into()),
+                            })
+                        }
+                    }
+                })
+                .collect()
+        }
+        Err(error) => {
+            let mut trials: Vec<Trial> = cases
+                .into_iter()
+                .map(|case| {
+                    Trial::test(format!("[{label}] {} (ignored: no device: {error})", case.name), || Ok(()))
+                        .with_ignored_flag(true)
+                })
+                .collect();
+            eprintln!("note: {label} trials ignored: {error}");
+            if gpu_required() && B::KIND != BackendKind::Host {
+                let message = format!("XBAR_REQUIRE_GPU=1 but the {label} backend has no device: {error}");
+                trials.push(Trial::test(format!("[{label}] device probe"), move || Err(message.into())));
             }
-            Err(error) => {
-                let mut trials: Vec<Trial> = cases
-                    .into_iter()
-                    .map(|case| {
-                        Trial::test(format!("[{}] {} (ignored: no device: {error})", B::KIND, case.name), || Ok(()))
-                            .with_ignored_flag(true)
-                    })
-                    .collect();
-                eprintln!("note: {} trials ignored: {error}", B::KIND);
-                if gpu_required() && B::KIND != BackendKind::Host {
-                    let message = format!("XBAR_REQUIRE_GPU=1 but the {} backend has no device: {error}", B::KIND);
-                    trials.push(Trial::test(format!("[{}] device probe", B::KIND), move || Err(message.into())));
-                }
-                trials
-            }
+            trials
         }
     }
 }
@@ -92,6 +96,8 @@ pub enum Status {
 pub struct Outcome {
     /// The backend it ran on.
     pub backend: BackendKind,
+    /// The image variant it ran on.
+    pub variant: Variant,
     /// The semantic it belongs to.
     pub feature: &'static str,
     /// The case.
@@ -104,6 +110,13 @@ pub struct Outcome {
     pub seconds: f64,
 }
 
+impl Outcome {
+    /// `cuda`, `cuda-emulated`, `host`: the backend and, where it is not native, the variant.
+    pub fn target(&self) -> String {
+        target_label(self.backend, self.variant)
+    }
+}
+
 struct Checker<'a> {
     filter: &'a dyn Fn(&str) -> bool,
     progress: &'a dyn Fn(&Outcome),
@@ -112,8 +125,14 @@ struct Checker<'a> {
 impl BackendVisitor for Checker<'_> {
     type Output = Vec<Outcome>;
     fn visit<B: Backend>(&mut self) -> Vec<Outcome> {
+        variants::<B>().into_iter().flat_map(|variant| self.variant_outcomes::<B>(variant)).collect()
+    }
+}
+
+impl Checker<'_> {
+    fn variant_outcomes<B: Backend>(&self, variant: Variant) -> Vec<Outcome> {
         let cases: Vec<_> = all_cases::<B>().into_iter().filter(|c| (self.filter)(c.name)).collect();
-        let ctx = Ctx::<B>::open();
+        let ctx = Ctx::<B>::open(variant);
         cases
             .into_iter()
             .map(|case| {
@@ -128,6 +147,7 @@ impl BackendVisitor for Checker<'_> {
                 };
                 let outcome = Outcome {
                     backend: B::KIND,
+                    variant,
                     feature: case.feature,
                     case: case.name,
                     suite: case.suite,

@@ -1,10 +1,12 @@
 // xbarrier/barrier_object.hpp - xb::barrier (cuda::barrier's interface) and the
-// cuda::device-style transaction-count functions, over the portable protocol.
+// cuda::device-style transaction-count functions. The checks CUDA leaves undefined live
+// here; the lowering is engine.hpp's.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
 
 #include "abi.h"
+#include "engine.hpp"
 #include "platform.hpp"
 #include "protocol.hpp"
 
@@ -13,11 +15,6 @@
 #endif
 
 namespace xb {
-
-// The default completion function: does nothing.
-struct empty_completion {
-  XB_INLINE void operator()() const noexcept {}
-};
 
 // A duration in nanoseconds; converts from std::chrono and cuda::std::chrono durations.
 struct nanoseconds {
@@ -34,15 +31,17 @@ struct nanoseconds {
   }
 };
 
-// What arrive() returns: the parity of the phase the arrival was counted in.
+// What arrive() returns: the barrier state at the arrival (the mbarrier state on the native
+// path). parity() is the parity of the phase the arrival was counted in (an extension).
 class arrival_token {
  public:
   arrival_token() = default;
-  XB_INLINE explicit constexpr arrival_token(bool parity) : parity_(parity) {}
-  XB_INLINE constexpr bool parity() const { return parity_; }
+  XB_INLINE explicit constexpr arrival_token(uint64_t state) : state_(state) {}
+  XB_INLINE constexpr bool parity() const { return detail::parity_of_token(state_); }
+  XB_INLINE constexpr uint64_t state() const { return state_; }
 
  private:
-  bool parity_ = false;
+  uint64_t state_ = 0;
 };
 
 namespace detail {
@@ -84,6 +83,7 @@ template <thread_scope Scope, class Completion = empty_completion>
 class barrier : private detail::completion_slot<Completion> {
   using slot = detail::completion_slot<Completion>;
   using proto = detail::protocol<detail::platform, Scope>;
+  using engine = typename detail::engine_for<Scope, Completion>::type;
   friend struct detail::barrier_access;
 
  public:
@@ -95,33 +95,29 @@ class barrier : private detail::completion_slot<Completion> {
   barrier& operator=(const barrier&) = delete;
 
   XB_INLINE barrier(ptrdiff_t expected, Completion completion = Completion()) : slot(completion) {
-    proto::init(&state_, expected);
+    engine::init(&state_, expected);
   }
 
   XB_INLINE friend void init(barrier* b, ptrdiff_t expected, Completion completion = Completion()) {
     detail::construct_completion(b->completion_storage(), completion);
-    proto::init(&b->state_, expected);
+    engine::init(&b->state_, expected);
   }
 
   [[nodiscard]] XB_INLINE arrival_token arrive(ptrdiff_t update = 1) {
-    return arrival_token(proto::arrive(&state_, update, this->completion(), false));
+    return arrival_token(engine::arrive(&state_, update, this->completion()));
   }
-  XB_INLINE void wait(arrival_token&& token) const { proto::wait_parity(&state_, token.parity()); }
-  XB_INLINE void wait_parity(bool parity) const { proto::wait_parity(&state_, parity); }
-  [[nodiscard]] XB_INLINE bool try_wait(arrival_token&& token) const {
-    return proto::test_parity(&state_, token.parity());
-  }
-  [[nodiscard]] XB_INLINE bool try_wait_parity(bool parity) const {
-    return proto::test_parity(&state_, parity);
-  }
+  XB_INLINE void wait(arrival_token&& token) const { engine::wait(&state_, token.state()); }
+  XB_INLINE void wait_parity(bool parity) const { engine::wait_parity(&state_, parity); }
+  [[nodiscard]] XB_INLINE bool try_wait(arrival_token&& token) const { return engine::test(&state_, token.state()); }
+  [[nodiscard]] XB_INLINE bool try_wait_parity(bool parity) const { return engine::test_parity(&state_, parity); }
   [[nodiscard]] XB_INLINE bool try_wait_for(arrival_token&& token, nanoseconds timeout) const {
-    return proto::wait_parity_for(&state_, token.parity(), timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
+    return engine::wait_for(&state_, token.state(), timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
   }
   [[nodiscard]] XB_INLINE bool try_wait_parity_for(bool parity, nanoseconds timeout) const {
-    return proto::wait_parity_for(&state_, parity, timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
+    return engine::wait_parity_for(&state_, parity, timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
   }
   XB_INLINE void arrive_and_wait() { wait(arrive()); }
-  XB_INLINE void arrive_and_drop() { (void)proto::arrive(&state_, 1, this->completion(), true); }
+  XB_INLINE void arrive_and_drop() { engine::arrive_and_drop(&state_, this->completion()); }
 
   XB_HOST_DEVICE static constexpr ptrdiff_t max() noexcept { return proto::max_count; }
 
@@ -171,8 +167,7 @@ template <thread_scope S, class C>
 XB_INLINE void complete_tx(barrier<S, C>& b, ptrdiff_t bytes, uint32_t op = XB_OP_COMPLETE_TX) {
   if (!tx_allowed(b, op)) return;
   check_tx_range(b, bytes, op);
-  (void)protocol<platform, S>::tx_update(barrier_access::word(b), 0, -int64_t(bytes),
-                                         barrier_access::completion(b), op);
+  engine_for<S, C>::type::complete_tx(barrier_access::word(b), bytes, barrier_access::completion(b), op);
 }
 }  // namespace detail
 
@@ -195,8 +190,8 @@ template <thread_scope S, class C>
     proto::fault(XB_FAULT_UPDATE_RANGE, XB_OP_ARRIVE_TX, w, *w, arrive_count_update, proto::max_count);
   if (!detail::tx_allowed(b, XB_OP_ARRIVE_TX)) return b.arrive(arrive_count_update);
   detail::check_tx_range(b, transaction_count_update, XB_OP_ARRIVE_TX);
-  return arrival_token(proto::tx_update(w, uint32_t(arrive_count_update), transaction_count_update,
-                                        detail::barrier_access::completion(b), XB_OP_ARRIVE_TX));
+  return arrival_token(detail::engine_for<S, C>::type::arrive_tx(w, arrive_count_update, transaction_count_update,
+                                                                 detail::barrier_access::completion(b)));
 }
 
 // Raise the tx-count of the current phase (cuda::device::barrier_expect_tx).
@@ -204,9 +199,8 @@ template <thread_scope S, class C>
 XB_INLINE void barrier_expect_tx(barrier<S, C>& b, ptrdiff_t transaction_count_update) {
   if (!detail::tx_allowed(b, XB_OP_EXPECT_TX)) return;
   detail::check_tx_range(b, transaction_count_update, XB_OP_EXPECT_TX);
-  (void)detail::protocol<detail::platform, S>::tx_update(
-      detail::barrier_access::word(b), 0, transaction_count_update,
-      detail::barrier_access::completion(b), XB_OP_EXPECT_TX);
+  detail::engine_for<S, C>::type::expect_tx(detail::barrier_access::word(b), transaction_count_update,
+                                            detail::barrier_access::completion(b));
 }
 
 }  // namespace device

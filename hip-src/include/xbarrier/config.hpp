@@ -31,6 +31,22 @@
 #define XB_DEFAULT_WAIT_TIMEOUT_NS 10000000000ull
 #endif
 
+// The CUDA image variant (backend Variant): XB_EMULATED=1 compiles the portable protocol
+// instead of the mbarrier lowering, so AMD's exact protocol runs on NVIDIA hardware.
+#ifndef XB_EMULATED
+#define XB_EMULATED 0
+#endif
+
+// The native lowering: block-scope barriers in shared memory become PTX mbarrier objects
+// (arrivals, waits, tx-count, bulk copies) on sm_90 and later. Not in checked builds: the
+// hardware traps on misuse (and poisons the context) where the protocol can report it. sm_80
+// has mbarrier but no tx-count, so it runs the protocol, which carries the tx-count.
+#if defined(XB_PLATFORM_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !XB_CHECKED && !XB_EMULATED
+#define XB_NATIVE_MBARRIER 1
+#else
+#define XB_NATIVE_MBARRIER 0
+#endif
+
 #if defined(XB_PLATFORM_CUDA) || defined(XB_PLATFORM_AMDGCN)
 #define XB_DEVICE __device__
 #define XB_INLINE __device__ __forceinline__

@@ -1,10 +1,12 @@
 // xbarrier/copy.hpp - copies bound to a barrier: xb::memcpy_async (cuda::memcpy_async) and
 // xb::device::memcpy_async_tx (cuda::device::memcpy_async_tx).
 //
-// On the protocol platforms a copy is performed by the calling thread before the call
-// returns; memcpy_async_tx then completes its bytes on the barrier's tx-count, exactly what
-// the bulk-copy engine does when the data has landed. Either way the phase the copy is
-// bound to cannot complete before the data is in place.
+// On the native CUDA path (sm_90) the copy engine moves the bytes (cp.async.bulk) and
+// completes them on the mbarrier's tx-count. On the protocol platforms the calling thread
+// copies before the call returns and then completes the bytes, which is what the copy engine
+// does when the data has landed. Either way the phase the copy is bound to cannot complete
+// before the data is in place. bulk_store / bulk_store_commit / bulk_store_wait_read are the
+// shared -> global direction (cp.async.bulk ... bulk_group), synchronous off the native path.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +27,17 @@ struct aligned_size_t {
 namespace detail {
 template <class Shape>
 XB_INLINE size_t shape_bytes(Shape s) { return static_cast<size_t>(s); }
+
+// Whether a shape promises what a bulk copy needs (16-byte alignment of both pointers and
+// of the size): aligned_size_t<16> or wider.
+template <class Shape>
+struct bulk_aligned {
+  static constexpr bool value = false;
+};
+template <size_t Align>
+struct bulk_aligned<aligned_size_t<Align>> {
+  static constexpr bool value = Align >= 16 && Align % 16 == 0;
+};
 
 // The bytes [begin, end) of a copy handled by thread `rank` of `count`, in 16-byte pieces
 // where the size allows, so that each thread moves a contiguous slice.
@@ -54,22 +67,64 @@ XB_INLINE void memcpy_async_tx(void* dst, const void* src, aligned_size_t<16> si
     if (!detail::platform::is_shared(dst))
       proto::fault(XB_FAULT_COPY_ARGS, XB_OP_MEMCPY_ASYNC_TX, w, *w, int64_t(size.value), 0);
   }
+  if (!detail::tx_allowed(bar, XB_OP_MEMCPY_ASYNC_TX)) return detail::platform::copy(dst, src, size.value);
+  detail::engine_for<S, C>::type::copy_tx(dst, src, size.value, detail::barrier_access::word(bar),
+                                          detail::barrier_access::completion(bar));
+}
+
+// Copy `size` bytes from shared to global memory. Native: a bulk copy the calling thread
+// tracks with bulk_store_commit() / bulk_store_wait_read<N>(); elsewhere done on return.
+// Writes to `src` by ordinary stores need fence_proxy_async() first (fence.hpp).
+XB_INLINE void bulk_store(void* dst, const void* src, aligned_size_t<16> size) {
+#if XB_NATIVE_MBARRIER
+  detail::mbarrier::bulk_store(dst, src, uint32_t(size.value));
+#else
   detail::platform::copy(dst, src, size.value);
-  detail::complete_tx(bar, ptrdiff_t(size.value), XB_OP_MEMCPY_ASYNC_TX);
+#endif
+}
+// Closes the calling thread's bulk stores issued since the last commit into one group.
+XB_INLINE void bulk_store_commit() {
+#if XB_NATIVE_MBARRIER
+  detail::mbarrier::bulk_commit();
+#endif
+}
+// Waits until at most N of the calling thread's committed groups still read their source.
+template <int N>
+XB_INLINE void bulk_store_wait_read() {
+#if XB_NATIVE_MBARRIER
+  detail::mbarrier::bulk_wait_read<N>();
+#endif
+}
+// Waits until at most N of the calling thread's committed groups are incomplete.
+template <int N>
+XB_INLINE void bulk_store_wait() {
+#if XB_NATIVE_MBARRIER
+  detail::mbarrier::bulk_wait<N>();
+#endif
 }
 
 }  // namespace device
 
 // cuda::memcpy_async(dst, src, size, barrier): the copy is part of the barrier's current
 // phase. Here it is done before the call returns, so the caller's own arrive orders it.
+// On the native path a 16-byte-aligned shape becomes a bulk copy whose bytes the phase
+// expects; elsewhere the copy is done before the call returns, so the caller's own arrive
+// orders it.
 template <class Shape, thread_scope S, class C>
-XB_INLINE void memcpy_async(void* dst, const void* src, Shape size, barrier<S, C>&) {
-  detail::platform::copy(dst, src, detail::shape_bytes(size));
+XB_INLINE void memcpy_async(void* dst, const void* src, Shape size, barrier<S, C>& bar) {
+  detail::engine_for<S, C>::type::copy_in_phase(dst, src, detail::shape_bytes(size), detail::barrier_access::word(bar),
+                                                detail::bulk_aligned<Shape>::value);
 }
 
-// The group form: each thread of `group` copies its slice (Group needs thread_rank(), size()).
+// The group form: one bulk copy by thread 0 of `group` on the native path; elsewhere each
+// thread copies its slice (Group needs thread_rank(), size()).
 template <class Group, class Shape, thread_scope S, class C>
-XB_INLINE void memcpy_async(const Group& group, void* dst, const void* src, Shape size, barrier<S, C>&) {
+XB_INLINE void memcpy_async(const Group& group, void* dst, const void* src, Shape size, barrier<S, C>& bar) {
+  using engine = typename detail::engine_for<S, C>::type;
+  if (engine::native && detail::bulk_aligned<Shape>::value) {
+    if (group.thread_rank() == 0) memcpy_async(dst, src, size, bar);
+    return;
+  }
   size_t begin, end;
   detail::group_slice(detail::shape_bytes(size), unsigned(group.thread_rank()), unsigned(group.size()), begin, end);
   if (end > begin)
