@@ -255,10 +255,18 @@ fn cuda_architectures() -> Vec<String> {
     }
 }
 
+/// Tells cargo to rerun the build script when `var` changes; silent outside build scripts
+/// (tools such as `xbar lower` call the compiler lookups too).
+fn rerun_if_env_changed(var: &str) {
+    if std::env::var_os("OUT_DIR").is_some() && std::env::var_os("CARGO_MANIFEST_DIR").is_some() {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+}
+
 /// nvcc from `$NVCC`, `$CUDA_PATH/bin`, `$CUDA_HOME/bin` or `PATH`, confirmed by running it.
 pub fn find_nvcc() -> Result<PathBuf, BuildError> {
     for var in ["NVCC", "CUDA_PATH", "CUDA_HOME", "PATH"] {
-        println!("cargo:rerun-if-env-changed={var}");
+        rerun_if_env_changed(var);
     }
     let mut tried = Vec::new();
     let mut candidates: Vec<PathBuf> = Vec::new();

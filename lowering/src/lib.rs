@@ -1,0 +1,120 @@
+//! What each barrier operation becomes on a GPU target: compiles
+//! `hip-src/kernels/lowering/ops.cpp` (one kernel `xbl_<op>` per operation) with the
+//! target's compiler and reads back each kernel's machine instructions and intermediate
+//! code. The lowering tests assert on it; `xbar lower` prints it.
+
+mod nvidia;
+mod ops;
+
+use std::fmt;
+
+pub use ops::{Op, OPS_SOURCE};
+pub use xbarrier::Variant;
+
+/// A GPU target the operations can be compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    /// NVIDIA Ampere (mbarrier without tx-count: the protocol carries tx).
+    Sm80,
+    /// NVIDIA Hopper (mbarrier with tx-count and bulk copies).
+    Sm90,
+}
+
+impl Target {
+    /// Every target, in the order tables list them.
+    pub const ALL: [Target; 2] = [Target::Sm90, Target::Sm80];
+
+    /// The name used on the command line and in tables (`sm_90`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Sm80 => "sm_80",
+            Target::Sm90 => "sm_90",
+        }
+    }
+
+    /// The target with that [`name`](Self::name), if any.
+    pub fn from_name(name: &str) -> Option<Target> {
+        Self::ALL.into_iter().find(|t| t.name() == name)
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a lowering could not be produced.
+#[derive(Debug)]
+pub struct LowerError {
+    message: String,
+}
+
+impl LowerError {
+    pub(crate) fn new(message: impl Into<String>) -> LowerError {
+        LowerError { message: message.into() }
+    }
+}
+
+impl fmt::Display for LowerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for LowerError {}
+
+/// One operation's code on one target.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpCode {
+    /// Machine instructions, one per entry, without addresses or encodings (SASS on NVIDIA).
+    pub instructions: Vec<String>,
+    /// The intermediate code of the kernel (PTX on NVIDIA).
+    pub intermediate: String,
+}
+
+impl OpCode {
+    /// The instructions whose mnemonic (first word, predicate stripped) starts with `prefix`.
+    pub fn matching<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = &'a String> + 'a {
+        self.instructions.iter().filter(move |i| mnemonic(i).starts_with(prefix))
+    }
+    /// Whether any instruction's mnemonic starts with `prefix`.
+    pub fn has(&self, prefix: &str) -> bool {
+        self.matching(prefix).next().is_some()
+    }
+}
+
+/// The mnemonic of an instruction line: `@P0 SYNCS.ARRIVE.TRANS64 R2, [UR4]` -> `SYNCS.ARRIVE.TRANS64`.
+pub fn mnemonic(instruction: &str) -> &str {
+    instruction.split_whitespace().find(|w| !w.starts_with('@')).unwrap_or("")
+}
+
+/// Every operation's code for one target, variant and build mode.
+#[derive(Clone, Debug)]
+pub struct Lowering {
+    /// The target compiled for.
+    pub target: Target,
+    /// The image variant (native or emulated).
+    pub variant: Variant,
+    /// Whether the code is checked (checked builds run the protocol everywhere).
+    pub checked: bool,
+    ops: Vec<(Op, OpCode)>,
+}
+
+impl Lowering {
+    /// Compiles every operation for `target` in `variant`.
+    pub fn compile(target: Target, variant: Variant, checked: bool) -> Result<Lowering, LowerError> {
+        let ops = match target {
+            Target::Sm80 | Target::Sm90 => nvidia::compile(target, variant, checked)?,
+        };
+        Ok(Lowering { target, variant, checked, ops })
+    }
+
+    /// The code of `op`.
+    pub fn op(&self, op: Op) -> &OpCode {
+        self.ops.iter().find(|(o, _)| *o == op).map(|(_, c)| c).unwrap_or_else(|| {
+            // `compile` fails unless every Op's kernel was found, so this cannot be reached.
+            unreachable!("lowering of {op} is missing")
+        })
+    }
+}

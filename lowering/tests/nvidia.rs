@@ -1,0 +1,167 @@
+//! Lowering tests for NVIDIA targets (no GPU needed): each operation, compiled as the build
+//! helper compiles it, must produce the instructions listed here and must not touch local
+//! memory. sm_90 native is the mbarrier lowering; sm_90 emulated and sm_80 run the protocol.
+//!
+//! Without nvcc/cuobjdump the trials are reported ignored with the reason, unless
+//! XBAR_REQUIRE_TOOLCHAINS=1 (tools/test.sh sets it), which makes that a failure.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use xbarrier_lowering::{Lowering, Op, OpCode, Target, Variant};
+
+/// What one operation must and must not contain, as SASS mnemonic prefixes and PTX text.
+struct Expect {
+    sass: &'static [&'static str],
+    sass_not: &'static [&'static str],
+    ptx: &'static [&'static str],
+}
+
+const NO_LOCAL: [&str; 2] = ["LDL", "STL"];
+
+/// sm_90 native: the mbarrier object, no software protocol left behind (the `__isShared`
+/// test folds away for a barrier in shared memory), no back-off sleep.
+fn sm90_native(op: Op) -> Expect {
+    const NOT_PROTOCOL: &[&str] = &["ATOM", "ATOMS", "RED", "NANOSLEEP", "LDL", "STL"];
+    match op {
+        Op::Init => Expect { sass: &["SYNCS.EXCH.64"], sass_not: NOT_PROTOCOL, ptx: &["mbarrier.init.shared::cta.b64"] },
+        Op::Arrive => {
+            Expect { sass: &["SYNCS.ARRIVE.TRANS64"], sass_not: NOT_PROTOCOL, ptx: &["mbarrier.arrive.shared::cta.b64"] }
+        }
+        Op::Wait => Expect {
+            sass: &["SYNCS.PHASECHK.TRANS64.TRYWAIT"],
+            sass_not: NOT_PROTOCOL,
+            ptx: &["mbarrier.try_wait.shared::cta.b64"],
+        },
+        Op::ArriveAndWait => Expect {
+            sass: &["SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64.TRYWAIT"],
+            sass_not: NOT_PROTOCOL,
+            ptx: &["mbarrier.arrive.shared::cta.b64", "mbarrier.try_wait.shared::cta.b64"],
+        },
+        Op::ArriveTx => Expect {
+            sass: &["SYNCS.ARRIVE.TRANS64"],
+            sass_not: NOT_PROTOCOL,
+            ptx: &["mbarrier.arrive.expect_tx.shared::cta.b64"],
+        },
+        Op::ExpectTx => Expect {
+            sass: &["SYNCS.ARRIVE.TRANS64.RED"],
+            sass_not: NOT_PROTOCOL,
+            ptx: &["mbarrier.expect_tx.relaxed.cta.shared::cta.b64"],
+        },
+        Op::MemcpyAsyncTx => Expect {
+            sass: &["UBLKCP"],
+            sass_not: &["ATOM", "ATOMS", "NANOSLEEP", "LDL", "STL", "STS", "LDG"],
+            ptx: &["cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"],
+        },
+        Op::ArriveAndDrop => Expect {
+            sass: &["SYNCS.ARRIVE.TRANS64.OPTOUT"],
+            sass_not: NOT_PROTOCOL,
+            ptx: &["mbarrier.arrive_drop.shared::cta.b64"],
+        },
+        fence => fences(fence),
+    }
+}
+
+/// The protocol (sm_90 emulated, sm_80): atomics on the barrier word, a sleeping poll, and no
+/// mbarrier or bulk-copy instruction.
+fn protocol(op: Op) -> Expect {
+    const NOT_NATIVE: &[&str] = &["SYNCS", "UBLKCP", "LDL", "STL"];
+    match op {
+        Op::Init => Expect { sass: &["ST"], sass_not: NOT_NATIVE, ptx: &["st."] },
+        Op::Arrive | Op::ArriveAndDrop => Expect { sass: &["ATOM"], sass_not: NOT_NATIVE, ptx: &["atom."] },
+        Op::Wait => Expect { sass: &["LD", "NANOSLEEP"], sass_not: NOT_NATIVE, ptx: &["nanosleep"] },
+        Op::ArriveAndWait => Expect { sass: &["ATOM", "NANOSLEEP"], sass_not: NOT_NATIVE, ptx: &["atom.", "nanosleep"] },
+        Op::ArriveTx | Op::ExpectTx => Expect { sass: &["ATOM"], sass_not: NOT_NATIVE, ptx: &["atom.", "cas"] },
+        // The calling thread copies (16-byte stores to shared memory), then completes the bytes.
+        Op::MemcpyAsyncTx => Expect { sass: &["STS.128", "ATOM"], sass_not: NOT_NATIVE, ptx: &["atom."] },
+        fence => fences(fence),
+    }
+}
+
+/// membar.{cta,gl,sys} (PTX: fence.sc at that scope) on every NVIDIA path.
+fn fences(op: Op) -> Expect {
+    match op {
+        Op::FenceCta => Expect { sass: &["MEMBAR.SC.CTA"], sass_not: &NO_LOCAL, ptx: &["fence.sc.cta"] },
+        Op::FenceGl => Expect { sass: &["MEMBAR.SC.GPU"], sass_not: &NO_LOCAL, ptx: &["fence.sc.gpu"] },
+        Op::FenceSys => Expect { sass: &["MEMBAR.SC.SYS"], sass_not: &NO_LOCAL, ptx: &["fence.sc.sys"] },
+        other => unreachable!("{other} is not a fence"),
+    }
+}
+
+fn check(code: &OpCode, expect: &Expect) -> Result<(), String> {
+    let listing = || code.instructions.join("\n    ");
+    for want in expect.sass {
+        if !code.has(want) {
+            return Err(format!("no {want}* instruction in:\n    {}", listing()));
+        }
+    }
+    for unwanted in expect.sass_not {
+        if let Some(found) = code.matching(unwanted).next() {
+            return Err(format!("unexpected `{found}` (no {unwanted}* allowed) in:\n    {}", listing()));
+        }
+    }
+    for want in expect.ptx {
+        if !code.intermediate.contains(want) {
+            return Err(format!("the PTX lacks `{want}`:\n{}", code.intermediate));
+        }
+    }
+    Ok(())
+}
+
+fn toolchains_required() -> bool {
+    std::env::var("XBAR_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1")
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let configs = [
+        (Target::Sm90, Variant::Native, sm90_native as fn(Op) -> Expect),
+        (Target::Sm90, Variant::Emulated, protocol),
+        (Target::Sm80, Variant::Native, protocol),
+    ];
+    let mut trials = Vec::new();
+    for (target, variant, expect) in configs {
+        let label = format!("{target} {variant}");
+        match Lowering::compile(target, variant, false) {
+            Ok(lowering) => {
+                for op in Op::ALL {
+                    let code = lowering.op(op).clone();
+                    trials.push(Trial::test(format!("[{label}] {op}"), move || check(&code, &expect(op)).map_err(Failed::from)));
+                }
+            }
+            Err(error) if !toolchains_required() => {
+                let reason = error.to_string().lines().next().unwrap_or("").to_owned();
+                trials.push(
+                    Trial::test(format!("[{label}] lowering (ignored: no toolchain: {reason})"), || Ok(()))
+                        .with_ignored_flag(true),
+                );
+            }
+            Err(error) => {
+                let message = format!("XBAR_REQUIRE_TOOLCHAINS=1 but {label} could not be compiled: {error}");
+                trials.push(Trial::test(format!("[{label}] lowering"), move || Err(message.into())));
+            }
+        }
+    }
+    // Checked builds run the protocol on sm_90 too (the hardware traps where they report).
+    match Lowering::compile(Target::Sm90, Variant::Native, true) {
+        Ok(lowering) => {
+            let code = lowering.op(Op::ArriveAndWait).clone();
+            trials.push(Trial::test("[sm_90 native checked] arrive_and_wait runs the protocol", move || {
+                check(&code, &protocol(Op::ArriveAndWait)).map_err(Failed::from)
+            }));
+        }
+        Err(error) => {
+            let message = error.to_string();
+            let required = toolchains_required();
+            trials.push(
+                Trial::test("[sm_90 native checked] arrive_and_wait runs the protocol", move || {
+                    if required {
+                        Err(message.into())
+                    } else {
+                        Ok(())
+                    }
+                })
+                .with_ignored_flag(!required),
+            );
+        }
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
