@@ -37,6 +37,7 @@ const REQUIRED: &[&str] = &[
     "cuMemsetD8_v2",
     "cuMemcpyHtoD_v2",
     "cuMemcpyDtoH_v2",
+    "cuMemcpyDtoDAsync_v2",
     "cuModuleLoadData",
     "cuModuleUnload",
     "cuModuleGetFunction",

@@ -322,6 +322,24 @@ impl Backend for Cuda {
         unsafe { result::memcpy_dtoh_sync(dst, src) }.call("cuMemcpyDtoH")
     }
 
+    fn copy_device(
+        device: &CudaDevice,
+        stream: &CudaStream,
+        dst: &mut CudaMemory,
+        dst_offset: usize,
+        src: &CudaMemory,
+        src_offset: usize,
+        bytes: usize,
+    ) -> Result<()> {
+        let to = check_range(dst, dst_offset, bytes)?;
+        let from = check_range(src, src_offset, bytes)?;
+        device.ctx.bind()?;
+        // SAFETY: both ranges lie inside live allocations (checked) and the stream is a live
+        // handle of the current context. The allocations outlive the copy: cuMemFree waits
+        // for work still using the memory.
+        unsafe { result::memcpy_dtod_async(to, from, bytes, stream.raw) }.call("cuMemcpyDtoDAsync")
+    }
+
     fn load_module(device: &CudaDevice, name: &str, image: &'static [u8]) -> Result<CudaModule> {
         device.ctx.bind()?;
         let copy = KernelBundle::aligned_copy(image);

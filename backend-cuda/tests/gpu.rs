@@ -179,6 +179,29 @@ fn memory_round_trip_with_offsets() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
+fn device_to_device_copy_on_a_stream() {
+    let device = device();
+    let stream = Cuda::create_stream(&device).unwrap();
+    let mut src = Cuda::alloc(&device, 64).unwrap();
+    Cuda::write(&device, &mut src, 8, &[1, 2, 3, 4]).unwrap();
+    let mut dst = Cuda::alloc(&device, 16).unwrap();
+    Cuda::copy_device(&device, &stream, &mut dst, 2, &src, 7, 6).unwrap();
+    Cuda::synchronize(&device, &stream).unwrap();
+    let mut out = [9u8; 10];
+    Cuda::read(&device, &dst, 0, &mut out).unwrap();
+    assert_eq!(out, [0, 0, 0, 1, 2, 3, 4, 0, 0, 0]);
+    assert!(matches!(
+        Cuda::copy_device(&device, &stream, &mut dst, 12, &src, 0, 5),
+        Err(Error::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        Cuda::copy_device(&device, &stream, &mut dst, 0, &src, 60, 5),
+        Err(Error::InvalidArgument { .. })
+    ));
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
 fn launches_and_marshals_every_argument_type() {
     let device = device();
     let module = Cuda::load_module(&device, "ptx", image()).unwrap();

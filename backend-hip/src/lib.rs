@@ -482,6 +482,26 @@ impl Backend for Hip {
         })
     }
 
+    fn copy_device(
+        device: &HipDevice,
+        stream: &HipStream,
+        dst: &mut HipMemory,
+        dst_offset: usize,
+        src: &HipMemory,
+        src_offset: usize,
+        bytes: usize,
+    ) -> Result<()> {
+        let to = check_range(dst, dst_offset, bytes)?;
+        let from = check_range(src, src_offset, bytes)?;
+        device.select()?;
+        let api = device.api;
+        // SAFETY: both ranges lie inside live allocations (checked) and the stream is live.
+        // The allocations outlive the copy: hipFree synchronizes the device first.
+        check(api, "hipMemcpyAsync", unsafe {
+            (api.hipMemcpyAsync)(to, from, bytes, sys::HIP_MEMCPY_DEVICE_TO_DEVICE, stream.raw)
+        })
+    }
+
     fn load_module(device: &HipDevice, name: &str, image: &'static [u8]) -> Result<HipModule> {
         let api = device.api;
         device.select()?;

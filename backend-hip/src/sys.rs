@@ -35,6 +35,7 @@ pub(crate) const HIP_ERROR_NOT_FOUND: HipError = 500;
 /// `hipMemcpyKind` values (unchanged since HIP 1.0).
 pub(crate) const HIP_MEMCPY_HOST_TO_DEVICE: c_int = 1;
 pub(crate) const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
+pub(crate) const HIP_MEMCPY_DEVICE_TO_DEVICE: c_int = 3;
 
 /// `hipDeviceAttribute_t` values of the CUDA-compatible block (`hipDeviceAttributeCudaCompatibleBegin
 /// = 0`), identical in ROCm 5.x, 6.x and 7.x.
@@ -111,6 +112,7 @@ api! {
         hipFree(*mut c_void) -> HipError;
         hipMemset(*mut c_void, c_int, usize) -> HipError;
         hipMemcpy(*mut c_void, *const c_void, usize, c_int) -> HipError;
+        hipMemcpyAsync(*mut c_void, *const c_void, usize, c_int, Handle) -> HipError;
         hipModuleLoadData(*mut Handle, *const c_void) -> HipError;
         hipModuleUnload(Handle) -> HipError;
         hipModuleGetFunction(*mut Handle, Handle, *const c_char) -> HipError;
@@ -259,7 +261,7 @@ mod tests {
         assert!(REQUIRED.contains(&"hipModuleLaunchKernel"));
         assert!(REQUIRED.contains(&"hipModuleGetGlobal"));
         assert!(!REQUIRED.contains(&"hipModuleLaunchCooperativeKernel"));
-        assert_eq!(REQUIRED.len(), 23);
+        assert_eq!(REQUIRED.len(), 24);
     }
 
     #[test]

@@ -73,6 +73,23 @@ fn scenario() {
     assert!(matches!(Hip::read(&device, &memory, 98, &mut out), Err(Error::InvalidArgument { .. })));
     assert!(matches!(Hip::alloc(&device, 1 << 41), Err(Error::OutOfMemory { .. })));
 
+    // Device-to-device copies on a stream: offsets, bounds.
+    let copy_stream = Hip::create_stream(&device).unwrap();
+    let mut copy = Hip::alloc(&device, 8).unwrap();
+    Hip::copy_device(&device, &copy_stream, &mut copy, 2, &memory, 9, 5).unwrap();
+    Hip::synchronize(&device, &copy_stream).unwrap();
+    let mut copied = [9u8; 8];
+    Hip::read(&device, &copy, 0, &mut copied).unwrap();
+    assert_eq!(copied, [0, 0, 0, 7, 8, 9, 0, 0]);
+    assert!(matches!(
+        Hip::copy_device(&device, &copy_stream, &mut copy, 4, &memory, 0, 5),
+        Err(Error::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        Hip::copy_device(&device, &copy_stream, &mut copy, 0, &memory, 99, 2),
+        Err(Error::InvalidArgument { .. })
+    ));
+
     // Modules and functions.
     match Hip::load_module(&device, "junk", b"ELF?") {
         Err(Error::Driver { call: "hipModuleLoadData", code: 200, name, .. }) => {

@@ -142,6 +142,26 @@ impl Backend for Host {
         Ok(())
     }
 
+    fn copy_device(
+        _device: &HostDevice,
+        _stream: &HostStream,
+        dst: &mut HostMemory,
+        dst_offset: usize,
+        src: &HostMemory,
+        src_offset: usize,
+        bytes: usize,
+    ) -> Result<()> {
+        check_bounds(dst, dst_offset, bytes)?;
+        check_bounds(src, src_offset, bytes)?;
+        // SAFETY: both ranges lie inside their allocations (checked above); `dst` is borrowed
+        // mutably and `src` shared, so they are different allocations and cannot overlap.
+        // Launches are synchronous, so no kernel touches either meanwhile.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.ptr.as_ptr().add(src_offset), dst.ptr.as_ptr().add(dst_offset), bytes)
+        };
+        Ok(())
+    }
+
     fn load_module(device: &HostDevice, name: &str, image: &'static [u8]) -> Result<HostModule> {
         Ok(HostModule(Arc::new(module::HostModule::new(name, image, device.settings.max_resident_blocks)?)))
     }
@@ -185,5 +205,53 @@ fn check_bounds(memory: &HostMemory, offset: usize, len: usize) -> Result<()> {
             call: "copy",
             reason: format!("bytes {offset}..+{len} of a {}-byte allocation", memory.layout.size()),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use xbarrier_api::{Device, Error};
+
+    use super::Host;
+
+    #[test]
+    fn stream_copy_copies_whole_buffers_and_checks_lengths() {
+        let device = Device::<Host>::open(0).expect("the host device");
+        let stream = device.stream().expect("a stream");
+        let data: Vec<u32> = (1..=1000).collect();
+        let src = device.upload(&data).expect("upload");
+        let mut dst = device.alloc::<u32>(1000).expect("alloc");
+        stream.copy(&mut dst, &src).expect("copy");
+        stream.synchronize().expect("synchronize");
+        assert_eq!(dst.download().expect("download"), data);
+
+        let mut short = device.alloc::<u32>(999).expect("alloc");
+        match stream.copy(&mut short, &src) {
+            Err(Error::InvalidArgument { call: "Stream::copy", reason }) => {
+                assert!(reason.contains("1000") && reason.contains("999"), "{reason}")
+            }
+            other => panic!("expected InvalidArgument, got {:?}", other.err()),
+        }
+        let mut empty = device.alloc::<u32>(0).expect("alloc");
+        stream.copy(&mut empty, &device.alloc::<u32>(0).expect("alloc")).expect("empty copy");
+    }
+
+    #[test]
+    fn copy_device_checks_both_ranges() {
+        use xbarrier_api::Backend;
+        let device = Host::open(0).expect("the host device");
+        let stream = Host::create_stream(&device).expect("a stream");
+        let src = Host::alloc(&device, 64).expect("alloc");
+        let mut dst = Host::alloc(&device, 32).expect("alloc");
+        Host::write(&device, &mut dst, 0, &[5; 32]).expect("write");
+        Host::copy_device(&device, &stream, &mut dst, 16, &src, 60, 4).expect("in bounds");
+        let mut out = [0u8; 32];
+        Host::read(&device, &dst, 0, &mut out).expect("read");
+        assert_eq!(&out[15..21], &[5, 0, 0, 0, 0, 5]);
+        for (dst_offset, src_offset) in [(29, 0), (0, 61), (usize::MAX, 0)] {
+            let err = Host::copy_device(&device, &stream, &mut dst, dst_offset, &src, src_offset, 4)
+                .expect_err("out of bounds");
+            assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
+        }
     }
 }

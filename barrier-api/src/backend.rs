@@ -115,6 +115,19 @@ pub trait Backend: Sized + Send + Sync + 'static {
     fn write(device: &Self::Device, memory: &mut Self::Memory, offset: usize, src: &[u8]) -> Result<()>;
     /// Copies from `memory` at byte `offset` into `dst` (bounds already checked).
     fn read(device: &Self::Device, memory: &Self::Memory, offset: usize, dst: &mut [u8]) -> Result<()>;
+    /// Enqueues a copy of `bytes` bytes from `src` at `src_offset` to `dst` at `dst_offset`
+    /// on `stream`, ordered after the work enqueued before it (it may still run when this
+    /// returns). Implementations check both ranges and answer `InvalidArgument`.
+    #[allow(clippy::too_many_arguments)] // the two (memory, offset) pairs read best spelled out
+    fn copy_device(
+        device: &Self::Device,
+        stream: &Self::Stream,
+        dst: &mut Self::Memory,
+        dst_offset: usize,
+        src: &Self::Memory,
+        src_offset: usize,
+        bytes: usize,
+    ) -> Result<()>;
 
     /// Loads this backend's image of a module.
     fn load_module(device: &Self::Device, name: &str, image: &'static [u8]) -> Result<Self::Module>;

@@ -247,6 +247,23 @@ impl<B: Backend> Stream<B> {
     pub fn synchronize(&self) -> Result<()> {
         B::synchronize(&self.device, &self.raw)
     }
+    /// Enqueues a device-to-device copy of all of `src` into `dst` (same length), ordered
+    /// after the work enqueued before it; [`Stream::synchronize`] waits for it. Dropping a
+    /// buffer before then is sound: the GPU runtimes' frees wait for work still using the
+    /// memory, and the host backend copies before returning.
+    pub fn copy<T: DeviceCopy>(&self, dst: &mut Buffer<B, T>, src: &Buffer<B, T>) -> Result<()> {
+        if dst.len != src.len {
+            return Err(Error::InvalidArgument {
+                call: "Stream::copy",
+                reason: format!("source has {} elements, destination {}", src.len, dst.len),
+            });
+        }
+        let bytes = src.len * std::mem::size_of::<T>();
+        if bytes == 0 {
+            return Ok(());
+        }
+        B::copy_device(&self.device, &self.raw, &mut dst.memory, 0, &src.memory, 0, bytes)
+    }
     /// Records an event.
     pub fn record(&self) -> Result<Event<B>> {
         Ok(Event { raw: B::record(&self.device, &self.raw)? })
