@@ -24,6 +24,8 @@ pub enum Op {
     MemcpyAsyncTx,
     /// `bar.arrive_and_drop()`
     ArriveAndDrop,
+    /// `bar.arrive_and_wait()` on a barrier with a completion function
+    CompletionArriveAndWait,
     /// `membar_cta()`
     FenceCta,
     /// `membar_gl()`
@@ -34,7 +36,7 @@ pub enum Op {
 
 impl Op {
     /// Every operation, in table order.
-    pub const ALL: [Op; 11] = [
+    pub const ALL: [Op; 12] = [
         Op::Init,
         Op::Arrive,
         Op::Wait,
@@ -43,6 +45,7 @@ impl Op {
         Op::ExpectTx,
         Op::MemcpyAsyncTx,
         Op::ArriveAndDrop,
+        Op::CompletionArriveAndWait,
         Op::FenceCta,
         Op::FenceGl,
         Op::FenceSys,
@@ -59,6 +62,7 @@ impl Op {
             Op::ExpectTx => "expect_tx",
             Op::MemcpyAsyncTx => "memcpy_async_tx",
             Op::ArriveAndDrop => "arrive_and_drop",
+            Op::CompletionArriveAndWait => "completion_arrive_and_wait",
             Op::FenceCta => "fence_cta",
             Op::FenceGl => "fence_gl",
             Op::FenceSys => "fence_sys",

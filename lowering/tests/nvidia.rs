@@ -56,6 +56,12 @@ fn sm90_native(op: Op) -> Expect {
             sass_not: NOT_PROTOCOL,
             ptx: &["mbarrier.arrive_drop.shared::cta.b64"],
         },
+        // Arrive on M, settle (test M's phase, claim with a shared-memory CAS), wait on P.
+        Op::CompletionArriveAndWait => Expect {
+            sass: &["SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64", "ATOMS.CAS"],
+            sass_not: &["NANOSLEEP", "LDL", "STL"],
+            ptx: &["mbarrier.arrive.shared::cta.b64", "mbarrier.test_wait.parity", "mbarrier.try_wait.parity", "atom.shared.cas"],
+        },
         fence => fences(fence),
     }
 }
@@ -68,7 +74,9 @@ fn protocol(op: Op) -> Expect {
         Op::Init => Expect { sass: &["ST"], sass_not: NOT_NATIVE, ptx: &["st."] },
         Op::Arrive | Op::ArriveAndDrop => Expect { sass: &["ATOM"], sass_not: NOT_NATIVE, ptx: &["atom."] },
         Op::Wait => Expect { sass: &["LD", "NANOSLEEP"], sass_not: NOT_NATIVE, ptx: &["nanosleep"] },
-        Op::ArriveAndWait => Expect { sass: &["ATOM", "NANOSLEEP"], sass_not: NOT_NATIVE, ptx: &["atom.", "nanosleep"] },
+        Op::ArriveAndWait | Op::CompletionArriveAndWait => {
+            Expect { sass: &["ATOM", "NANOSLEEP"], sass_not: NOT_NATIVE, ptx: &["atom.", "nanosleep"] }
+        }
         Op::ArriveTx | Op::ExpectTx => Expect { sass: &["ATOM"], sass_not: NOT_NATIVE, ptx: &["atom.", "cas"] },
         // The calling thread copies (16-byte stores to shared memory), then completes the bytes.
         Op::MemcpyAsyncTx => Expect { sass: &["STS.128", "ATOM"], sass_not: NOT_NATIVE, ptx: &["atom."] },

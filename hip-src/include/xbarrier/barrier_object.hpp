@@ -95,36 +95,40 @@ class barrier : private detail::completion_slot<Completion> {
   barrier& operator=(const barrier&) = delete;
 
   XB_INLINE barrier(ptrdiff_t expected, Completion completion = Completion()) : slot(completion) {
-    engine::init(&state_, expected);
+    engine::init(state_, expected, max());
   }
 
   XB_INLINE friend void init(barrier* b, ptrdiff_t expected, Completion completion = Completion()) {
     detail::construct_completion(b->completion_storage(), completion);
-    engine::init(&b->state_, expected);
+    engine::init(b->state_, expected, max());
   }
 
   [[nodiscard]] XB_INLINE arrival_token arrive(ptrdiff_t update = 1) {
-    return arrival_token(engine::arrive(&state_, update, this->completion()));
+    return arrival_token(engine::arrive(state_, update, this->completion()));
   }
-  XB_INLINE void wait(arrival_token&& token) const { engine::wait(&state_, token.state()); }
-  XB_INLINE void wait_parity(bool parity) const { engine::wait_parity(&state_, parity); }
-  [[nodiscard]] XB_INLINE bool try_wait(arrival_token&& token) const { return engine::test(&state_, token.state()); }
-  [[nodiscard]] XB_INLINE bool try_wait_parity(bool parity) const { return engine::test_parity(&state_, parity); }
+  XB_INLINE void wait(arrival_token&& token) const { engine::wait(state_, token.state()); }
+  XB_INLINE void wait_parity(bool parity) const { engine::wait_parity(state_, parity); }
+  [[nodiscard]] XB_INLINE bool try_wait(arrival_token&& token) const { return engine::test(state_, token.state()); }
+  [[nodiscard]] XB_INLINE bool try_wait_parity(bool parity) const { return engine::test_parity(state_, parity); }
   [[nodiscard]] XB_INLINE bool try_wait_for(arrival_token&& token, nanoseconds timeout) const {
-    return engine::wait_for(&state_, token.state(), timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
+    return engine::wait_for(state_, token.state(), timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
   }
   [[nodiscard]] XB_INLINE bool try_wait_parity_for(bool parity, nanoseconds timeout) const {
-    return engine::wait_parity_for(&state_, parity, timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
+    return engine::wait_parity_for(state_, parity, timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
   }
   XB_INLINE void arrive_and_wait() { wait(arrive()); }
-  XB_INLINE void arrive_and_drop() { engine::arrive_and_drop(&state_, this->completion()); }
+  XB_INLINE void arrive_and_drop() { engine::arrive_and_drop(state_, this->completion()); }
 
-  XB_HOST_DEVICE static constexpr ptrdiff_t max() noexcept { return proto::max_count; }
+  XB_HOST_DEVICE static constexpr ptrdiff_t max() noexcept {
+    return detail::max_count_of<Scope, Completion, proto::max_count>::value;
+  }
 
  private:
   XB_INLINE Completion& completion_storage() { return this->completion(); }
 
-  alignas(8) uint64_t state_;
+  // state_[0] is the barrier word (the mbarrier on the native path); the others exist for
+  // barriers with a completion function (engine.hpp).
+  alignas(8) uint64_t state_[detail::state_words<Completion>::value];
 };
 
 }  // namespace xb
@@ -134,7 +138,7 @@ namespace xb {
 namespace detail {
 struct barrier_access {
   template <thread_scope S, class C>
-  static XB_INLINE uint64_t* word(barrier<S, C>& b) { return &b.state_; }
+  static XB_INLINE uint64_t* word(barrier<S, C>& b) { return b.state_; }
   template <thread_scope S, class C>
   static XB_INLINE C& completion(barrier<S, C>& b) { return b.completion(); }
 };
@@ -186,8 +190,8 @@ template <thread_scope S, class C>
                                                         ptrdiff_t transaction_count_update) {
   using proto = detail::protocol<detail::platform, S>;
   uint64_t* w = detail::barrier_access::word(b);
-  if (XB_CHECKED && (arrive_count_update < 1 || arrive_count_update > proto::max_count))
-    proto::fault(XB_FAULT_UPDATE_RANGE, XB_OP_ARRIVE_TX, w, *w, arrive_count_update, proto::max_count);
+  if (XB_CHECKED && (arrive_count_update < 1 || arrive_count_update > barrier<S, C>::max()))
+    proto::fault(XB_FAULT_UPDATE_RANGE, XB_OP_ARRIVE_TX, w, *w, arrive_count_update, barrier<S, C>::max());
   if (!detail::tx_allowed(b, XB_OP_ARRIVE_TX)) return b.arrive(arrive_count_update);
   detail::check_tx_range(b, transaction_count_update, XB_OP_ARRIVE_TX);
   return arrival_token(detail::engine_for<S, C>::type::arrive_tx(w, arrive_count_update, transaction_count_update,

@@ -46,74 +46,90 @@ XB_KERNEL void xbc_expect_other(const unsigned* src, unsigned long long* report,
 
 // The edge cases of research/MBARRIER-GROUND-TRUTH.md, one thread, each on a fresh barrier;
 // seen[i] records try_wait_parity after each step (the host compares with the H200's table).
+// "copy16" is a copy whose bytes complete on the barrier at a known point (a synchronous copy,
+// then complete_tx, as the ground truth measured it): an asynchronous bulk copy could land
+// after the next step, which would make the observations timing-dependent.
 XB_KERNEL void xbc_tx_sequences(const unsigned* src, unsigned long long* seen) {
-  __shared__ block_barrier bar;
+  __shared__ block_barrier bars[9];
   __shared__ __attribute__((aligned(16))) unsigned buf[4];
   if (threadIdx.x != 0) return;
-  auto copy16 = [&] { xb::device::memcpy_async_tx(buf, src, xb::aligned_size_t<16>(16), bar); };
+  block_barrier* bar = nullptr;
+  auto copy16 = [&] {
+    for (int i = 0; i < 4; ++i) buf[i] = src[i];
+    xb::detail::complete_tx(*bar, 16);
+  };
   using xb::device::barrier_arrive_tx;
   using xb::device::barrier_expect_tx;
   // P1: all arrivals in with tx -16 is not complete; expect_tx alone then completes it.
-  init(&bar, 2);
+  bar = &bars[0];
+  init(bar, 2);
   copy16();
-  (void)bar.arrive(2);
-  seen[0] = bar.try_wait_parity(false);
-  barrier_expect_tx(bar, 16);
-  seen[1] = bar.try_wait_parity(false);
+  (void)bar->arrive(2);
+  seen[0] = bar->try_wait_parity(false);
+  barrier_expect_tx(*bar, 16);
+  seen[1] = bar->try_wait_parity(false);
   // P2: tx balanced but an arrival pending: not complete until it arrives.
-  init(&bar, 2);
-  (void)bar.arrive(1);
+  bar = &bars[1];
+  init(bar, 2);
+  (void)bar->arrive(1);
   copy16();
-  barrier_expect_tx(bar, 16);
-  seen[2] = bar.try_wait_parity(false);
-  (void)bar.arrive(1);
-  seen[3] = bar.try_wait_parity(false);
+  barrier_expect_tx(*bar, 16);
+  seen[2] = bar->try_wait_parity(false);
+  (void)bar->arrive(1);
+  seen[3] = bar->try_wait_parity(false);
   // P3: the copy lands first, arrive_tx then completes.
-  init(&bar, 1);
+  bar = &bars[2];
+  init(bar, 1);
   copy16();
-  (void)barrier_arrive_tx(bar, 1, 16);
-  seen[4] = bar.try_wait_parity(false);
+  (void)barrier_arrive_tx(*bar, 1, 16);
+  seen[4] = bar->try_wait_parity(false);
   // P6: arrive_tx(16) then two completions of 8.
-  init(&bar, 1);
-  (void)barrier_arrive_tx(bar, 1, 16);
-  xb::detail::complete_tx(bar, 8);
-  seen[5] = bar.try_wait_parity(false);
-  xb::detail::complete_tx(bar, 8);
-  seen[6] = bar.try_wait_parity(false);
+  bar = &bars[3];
+  init(bar, 1);
+  (void)barrier_arrive_tx(*bar, 1, 16);
+  xb::detail::complete_tx(*bar, 8);
+  seen[5] = bar->try_wait_parity(false);
+  xb::detail::complete_tx(*bar, 8);
+  seen[6] = bar->try_wait_parity(false);
   // P7: arrive_tx with tx 0 is a plain arrive.
-  init(&bar, 1);
-  (void)barrier_arrive_tx(bar, 1, 0);
-  seen[7] = bar.try_wait_parity(false);
+  bar = &bars[4];
+  init(bar, 1);
+  (void)barrier_arrive_tx(*bar, 1, 0);
+  seen[7] = bar->try_wait_parity(false);
   // P8: expect, complete, then both arrivals at once.
-  init(&bar, 2);
-  barrier_expect_tx(bar, 16);
+  bar = &bars[5];
+  init(bar, 2);
+  barrier_expect_tx(*bar, 16);
   copy16();
-  (void)bar.arrive(2);
-  seen[8] = bar.try_wait_parity(false);
+  (void)bar->arrive(2);
+  seen[8] = bar->try_wait_parity(false);
   // P9: tx of phase 1 does not complete phase 1 without its arrival.
-  init(&bar, 1);
-  (void)bar.arrive();
-  seen[9] = bar.try_wait_parity(false);
+  bar = &bars[6];
+  init(bar, 1);
+  (void)bar->arrive();
+  seen[9] = bar->try_wait_parity(false);
   copy16();
-  seen[10] = bar.try_wait_parity(true);
-  barrier_expect_tx(bar, 16);
-  seen[11] = bar.try_wait_parity(true);
-  (void)bar.arrive();
-  seen[12] = bar.try_wait_parity(true);
+  seen[10] = bar->try_wait_parity(true);
+  barrier_expect_tx(*bar, 16);
+  seen[11] = bar->try_wait_parity(true);
+  (void)bar->arrive();
+  seen[12] = bar->try_wait_parity(true);
   // P16: arrive_and_drop lowers the expected count of later phases.
-  init(&bar, 2);
-  (void)bar.arrive(1);
-  bar.arrive_and_drop();
-  seen[13] = bar.try_wait_parity(false);
-  (void)bar.arrive(1);
-  seen[14] = bar.try_wait_parity(true);
-  (void)bar.arrive(1);
-  seen[15] = bar.try_wait_parity(false);
+  bar = &bars[7];
+  init(bar, 2);
+  (void)bar->arrive(1);
+  bar->arrive_and_drop();
+  seen[13] = bar->try_wait_parity(false);
+  (void)bar->arrive(1);
+  seen[14] = bar->try_wait_parity(true);
+  (void)bar->arrive(1);
+  seen[15] = bar->try_wait_parity(false);
   // P13: the largest count, in one arrival.
-  init(&bar, (1 << 20) - 1);
-  (void)bar.arrive((1 << 20) - 1);
-  seen[16] = bar.try_wait_parity(false);
-  seen[17] = 1;  // reached the end
+  bar = &bars[8];
+  init(bar, (1 << 20) - 1);
+  (void)bar->arrive((1 << 20) - 1);
+  seen[16] = bar->try_wait_parity(false);
+  seen[17] = buf[3] == src[3] ? 1 : 2;  // reached the end, with the copied bytes in place
 }
 
 // try_wait_for times out when nothing progresses, and succeeds once the phase completes.

@@ -35,3 +35,12 @@ XB_KERNEL void xbl_arrive_and_drop() { shared_barrier().arrive_and_drop(); }
 XB_KERNEL void xbl_fence_cta() { xb::membar_cta(); }
 XB_KERNEL void xbl_fence_gl() { xb::membar_gl(); }
 XB_KERNEL void xbl_fence_sys() { xb::membar_sys(); }
+
+// arrive_and_wait on a barrier with a completion function (native: two mbarriers and a claim).
+struct bump {
+  unsigned* counter;
+  XB_INLINE void operator()() noexcept { ++*counter; }
+};
+XB_KERNEL void xbl_completion_arrive_and_wait() {
+  (*xb::dynamic_shared<xb::barrier<xb::thread_scope_block, bump>>()).arrive_and_wait();
+}
