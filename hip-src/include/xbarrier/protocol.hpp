@@ -23,7 +23,7 @@
 // Why this is correct
 //
 // 1. A phase completes when Z is set and T == 0 ("claimed"). Arrivals change only A/Z/E
-//    with one fetch_add; tx operations (arrive_tx, expect_tx, complete_tx) change T with a
+//    with one fetch_add (or one CAS for a whole wave, arrive_as_wave); tx operations (arrive_tx, expect_tx, complete_tx) change T with a
 //    compare-and-swap. Every operation that turns a non-claimed word into a claimed one
 //    sees that transition in its own atomic result, and atomics on one word are totally
 //    ordered, so exactly one operation claims each phase: its thread is the completer.
@@ -241,41 +241,58 @@ struct protocol {
     }
   }
 
-  // arrive(update) and arrive_and_drop(): one fetch_add (per wave where the platform
-  // aggregates). Returns the parity of the phase the arrival was counted in.
+  // A whole wave arriving on one barrier with one update: its leader adds all the wave's
+  // arrivals with one compare-and-swap, if they all belong to the current phase (pending >=
+  // total, not claimed), so every lane's token is that phase's parity. Otherwise (the wave
+  // would span two phases, or a completion step is running) nothing is added and every lane
+  // arrives on its own. Returns whether the wave arrived; `parity` is then its phase's.
+  template <class Completion>
+  static XB_DEVICE bool arrive_as_wave(uint64_t* w, uint32_t update, Completion& completion, bool& parity) {
+    if (!P::wave_uniform(w, update)) return false;
+    const uint64_t delta = (uint64_t(update) * P::wave_size) << L::a_shift;
+    uint64_t old = 0, done = 0;
+    if (P::wave_leader()) {
+      old = P::template load<ms>(w, mem_order::relaxed);
+      while (!W::claimed(old) && W::pending(old) >= int64_t(update) * P::wave_size) {
+        if (P::template compare_exchange<ms>(w, old, old + delta, mem_order::acq_rel)) {
+          done = 1;
+          if (W::claimed(old + delta)) complete(w, old + delta, completion);
+          break;
+        }
+      }
+    }
+    if (!P::wave_broadcast(done)) return false;
+    parity = W::parity(P::wave_broadcast(old));
+    return true;
+  }
+
+  // arrive(update) and arrive_and_drop(): one fetch_add per thread, or one CAS per wave
+  // (arrive_as_wave). Returns the parity of the phase the arrival was counted in.
   template <class Completion>
   static XB_DEVICE bool arrive(uint64_t* w, ptrdiff_t update, Completion& completion, bool drop) {
     const uint32_t op = drop ? XB_OP_ARRIVE_AND_DROP : XB_OP_ARRIVE;
     if (XB_CHECKED && (update < 1 || update > max_count))
       fault(XB_FAULT_UPDATE_RANGE, op, w, P::template load<ms>(w, mem_order::relaxed), update, max_count);
-    typename P::aggregate a;
-    uint64_t delta;
-    if (drop) {
-      delta = (uint64_t(update) << L::a_shift) - 1;  // and E - 1 for later phases
-      a = typename P::aggregate{P::template fetch_add<ms>(w, delta, mem_order::acq_rel), uint32_t(update), true};
-    } else {
-      a = P::template arrive_aggregated<ms>(w, uint32_t(update), [w](uint32_t total) {
-        return P::template fetch_add<ms>(w, uint64_t(total) << L::a_shift, mem_order::acq_rel);
-      });
-      delta = uint64_t(a.total) << L::a_shift;
-    }
-    const uint64_t old = a.old;
+    bool wave_parity = false;
+    if (!drop && P::wave_size > 1 && arrive_as_wave(w, uint32_t(update), completion, wave_parity)) return wave_parity;
+    // arrive_and_drop also lowers E by one for later phases.
+    const uint64_t delta = (uint64_t(update) << L::a_shift) - (drop ? 1 : 0);
+    const uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::acq_rel);
     if (W::claimed(old)) {
       // Everyone dropped out: nobody may arrive any more (the barrier never completes again).
-      if (XB_CHECKED && a.leader && W::expected(old) == 0)
-        fault(drop ? XB_FAULT_DROP_EMPTY : XB_FAULT_OVER_ARRIVAL, op, w, old, a.total, 0);
+      if (XB_CHECKED && W::expected(old) == 0)
+        fault(drop ? XB_FAULT_DROP_EMPTY : XB_FAULT_OVER_ARRIVAL, op, w, old, update, 0);
       // Counted for the next phase while this one's completion step runs (3. above). A
       // drop returns no token, so it need not wait.
       if (!drop) wait_claim_published(w, W::parity(old), op);
       return !W::parity(old);
     }
-    if (XB_CHECKED && a.leader) {
-      if (int64_t(a.total) > W::pending(old))
-        fault(XB_FAULT_OVER_ARRIVAL, op, w, old, a.total, W::pending(old));
+    if (XB_CHECKED) {
+      if (update > W::pending(old)) fault(XB_FAULT_OVER_ARRIVAL, op, w, old, update, W::pending(old));
       if (drop && W::expected(old) == 0) fault(XB_FAULT_DROP_EMPTY, op, w, old, 1, 0);
     }
     const uint64_t now = old + delta;
-    if (a.leader && W::claimed(now)) complete(w, now, completion);
+    if (W::claimed(now)) complete(w, now, completion);
     return W::parity(old);
   }
 

@@ -79,20 +79,22 @@ struct cuda_platform {
     cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda_scope<S>::value);
   }
 
-  // Arrivals are one RMW per thread. Warp aggregation (__activemask + __match_any_sync +
-  // __reduce_add_sync, CCCL's sm_70 scheme) deadlocked on the H200 (2026-11-29,
-  // expect_tx_from_other_thread: 29 lanes of a warp never arrived, as if parked in a
-  // __match_any_sync whose mask another lane did not share) while the same kernels passed
-  // without it; it comes back only in a form whose mask every lane provably agrees on.
-  struct aggregate {
-    uint64_t old;
-    uint32_t total;
-    bool leader;
-  };
-  template <mem_scope S, class Rmw>
-  static XB_INLINE aggregate arrive_aggregated(uint64_t*, uint32_t update, Rmw rmw) {
-    return aggregate{rmw(update), update, true};
+  // Wave aggregation (protocol.hpp, arrive) only for a whole converged warp arriving on one
+  // barrier with one update: every lane then agrees on the full mask, so each *_sync below
+  // names exactly the lanes that execute it. A partial mask (CCCL's sm_70 scheme with
+  // __match_any_sync over __activemask()) deadlocked on the H200 (2026-11-29: 29 lanes of a
+  // warp never arrived), so partial warps arrive lane by lane. __syncwarp orders the lanes'
+  // earlier writes before the leader's release.
+  static XB_INLINE bool wave_uniform(const uint64_t* w, uint32_t update) {
+    if (__activemask() != 0xffffffffu) return false;
+    int same_barrier = 0, same_update = 0;
+    __match_all_sync(0xffffffffu, reinterpret_cast<unsigned long long>(w), &same_barrier);
+    __match_all_sync(0xffffffffu, update, &same_update);
+    __syncwarp();
+    return same_barrier && same_update;
   }
+  static XB_INLINE bool wave_leader() { return (threadIdx.x & 31) == 0; }
+  static XB_INLINE uint64_t wave_broadcast(uint64_t v) { return __shfl_sync(0xffffffffu, v, 0); }
 
   static XB_INLINE void fence(mem_scope s, mem_order o) {
     const cuda::std::memory_order order = cuda_order(o);

@@ -70,16 +70,10 @@ struct host_platform {
   template <mem_scope S>
   static XB_INLINE void after_poll() {}
 
-  // Arrivals are not aggregated on the host (no lanes); the caller is always the leader.
-  struct aggregate {
-    uint64_t old;
-    uint32_t total;
-    bool leader;
-  };
-  template <mem_scope S, class Rmw>
-  static XB_INLINE aggregate arrive_aggregated(uint64_t* /*w*/, uint32_t update, Rmw rmw) {
-    return aggregate{rmw(update), update, true};
-  }
+  // No lanes on the host: arrivals are never aggregated (protocol.hpp, arrive).
+  static XB_INLINE bool wave_uniform(const uint64_t*, uint32_t) { return false; }
+  static XB_INLINE bool wave_leader() { return true; }
+  static XB_INLINE uint64_t wave_broadcast(uint64_t v) { return v; }
 
   static XB_INLINE void fence(mem_scope, mem_order o) { __atomic_thread_fence(static_cast<int>(o)); }
 
