@@ -1,0 +1,95 @@
+// Block barrier round trip: `iters` x (every thread arrives, then waits for the phase), one
+// block per SM. Thread 0 of each block stores the cycles its loop took in cycles[block].
+//
+// Every implementation runs the same loop. With `check` set, each phase also passes data:
+// thread t writes its slot of one of two buffers before the barrier and reads its
+// neighbour's after it; a stale value counts into report[0]. Timed runs leave the exchange
+// out (check = 0), so they time the barrier alone. report[1] is set when this image lacks
+// the implementation's instructions (raw PTX below sm_90).
+//
+// Dynamic shared memory: 2 * blockDim.x * 4 bytes (the exchange buffers).
+#include "common.hpp"
+#include "ptx.hpp"
+
+#if defined(XB_PLATFORM_CUDA)
+#include <cuda/barrier>
+#endif
+
+// Named, not anonymous: the CUDA build compiles every file as one translation unit.
+namespace xbb {
+namespace rt {
+
+template <bool Check, class Sync>
+XB_INLINE void round_trip(unsigned iters, unsigned long long* cycles, unsigned long long* report, Sync&& sync) {
+  unsigned* slots = xb::dynamic_shared<unsigned>();
+  const unsigned n = blockDim.x, t = threadIdx.x, next = (t + 1) % n;
+  unsigned stale = 0;
+  const uint64_t start = xbb::cycles();
+XBB_UNROLL(1)
+  for (unsigned i = 0; i < iters; ++i) {
+    unsigned* slot = slots + (i & 1) * n;  // two buffers: a phase never overwrites what the last one reads
+    if (Check) slot[t] = i * n + t;
+    sync();
+    if (Check) stale += slot[next] != i * n + next;
+  }
+  const uint64_t end = xbb::cycles();
+  if (t == 0) cycles[blockIdx.x] = end - start;
+  if (Check) xbb::count(report, stale);
+}
+
+template <class Sync>
+XB_INLINE void run(unsigned iters, unsigned check, unsigned long long* cycles, unsigned long long* report, Sync&& sync) {
+  if (check) round_trip<true>(iters, cycles, report, sync);
+  else round_trip<false>(iters, cycles, report, sync);
+}
+
+}  // namespace rt
+}  // namespace xbb
+
+// xb::barrier: the mbarrier hardware in the native CUDA image, the portable protocol in
+// the emulated one and on the host.
+XB_KERNEL void xbb_rt_xb(unsigned iters, unsigned check, unsigned long long* cycles, unsigned long long* report) {
+  __shared__ xb::barrier<xb::thread_scope_block> bar;
+  if (threadIdx.x == 0) init(&bar, blockDim.x);
+  __syncthreads();
+  xbb::rt::run(iters, check, cycles, report, [&] { bar.arrive_and_wait(); });
+}
+
+#if defined(XB_PLATFORM_CUDA)
+
+// Hand-written PTX: one mbarrier.arrive per thread, then try_wait.parity on the phase.
+XB_KERNEL void xbb_rt_ptx(unsigned iters, unsigned check, unsigned long long* cycles, unsigned long long* report) {
+#if XBB_PTX
+  __shared__ uint64_t bar;
+  if (threadIdx.x == 0) xbb::ptx::init(&bar, blockDim.x);
+  __syncthreads();
+  uint32_t parity = 0;
+  xbb::rt::run(iters, check, cycles, report, [&] {
+    xbb::ptx::arrive(&bar);
+    xbb::ptx::wait_parity(&bar, parity);
+    parity ^= 1;
+  });
+#else
+  if (threadIdx.x == 0 && blockIdx.x == 0) report[1] = 1;
+#endif
+}
+
+// CCCL's cuda::barrier, as shipped with nvcc.
+XB_KERNEL void xbb_rt_cccl(unsigned iters, unsigned check, unsigned long long* cycles, unsigned long long* report) {
+  using barrier = cuda::barrier<cuda::thread_scope_block>;
+  // CCCL's documented pattern: a __shared__ barrier set up by init(); its constructor is
+  // not trivial, which nvcc warns about (it runs no constructor for __shared__ variables).
+#pragma nv_diag_suppress static_var_with_dynamic_init
+  __shared__ barrier bar;
+#pragma nv_diag_default static_var_with_dynamic_init
+  if (threadIdx.x == 0) init(&bar, blockDim.x);
+  __syncthreads();
+  xbb::rt::run(iters, check, cycles, report, [&] { bar.arrive_and_wait(); });
+}
+
+XB_KERNEL void xbb_rt_syncthreads(unsigned iters, unsigned check, unsigned long long* cycles,
+                                  unsigned long long* report) {
+  xbb::rt::run(iters, check, cycles, report, [] { __syncthreads(); });
+}
+
+#endif  // XB_PLATFORM_CUDA
