@@ -1,0 +1,32 @@
+//! xbarrier's benchmarks (DESIGN.md §6): each runs the xb implementation and its baselines,
+//! built into the same kernel bundle and run in the same process, checks every
+//! implementation's results, and reports medians with ratios to the baseline and the
+//! targets.
+//!
+//! | benchmark | xb | baselines | value |
+//! | --- | --- | --- | --- |
+//! | [`round-trip`](Benchmark::RoundTrip) | `arrive_and_wait`, native and emulated images | raw `mbarrier` PTX, CCCL `cuda::barrier`, `__syncthreads` | cycles per phase |
+//! | [`reduction`](Benchmark::Reduction) | bulk loads + full/empty barriers | the same pipeline in raw PTX, a grid-stride kernel | GB/s read |
+//! | [`copy`](Benchmark::Copy) | bulk loads + bulk stores | `cudaMemcpy` device to device | GB/s read + written |
+//! | [`grid-barrier`](Benchmark::GridBarrier) | `xb::barrier<thread_scope_device>` | cooperative groups `grid.sync()` | ns per barrier |
+//!
+//! The kernels are hip-src/kernels/bench; the CUDA-only baselines exist in CUDA images only.
+//! Times come from stream events or the kernels' own clock, never from the host clock
+//! around asynchronous work. `xbar bench` runs this and prints the table.
+
+mod config;
+mod copy;
+mod grid;
+mod kernels;
+pub mod pattern;
+mod reduce;
+mod report;
+mod round_trip;
+mod stats;
+mod suite;
+mod timing;
+
+pub use config::{Benchmark, Config, Pipeline, MAX_STAGES};
+pub use report::{Report, Row, Status, Target, Unit, Verdict};
+pub use stats::median;
+pub use suite::run;

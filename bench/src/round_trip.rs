@@ -1,0 +1,129 @@
+//! Block barrier round trip: every thread of a block arrives and waits, `iters` times, one
+//! block per multiprocessor; the value is cycles per phase (median over blocks, then over
+//! reps), read from the kernels' own clock.
+
+use xbarrier::{Backend, BackendKind, Buffer, Device, Kernel, LaunchConfig, Module, Result, Stream};
+
+use crate::kernels::{raw_ptx_missing, DeviceReport, Heard, Images};
+use crate::report::{Row, Status, Target, Unit};
+use crate::suite::{finish, Progress};
+use crate::{stats, Benchmark, Config};
+
+/// The baseline every round trip is compared with.
+const RAW_PTX: &str = "raw PTX";
+
+/// One implementation: its row name, the module holding it (or why none does), its kernel.
+struct Implementation<'a, B: Backend> {
+    name: &'static str,
+    module: std::result::Result<&'a Module<B>, String>,
+    kernel: &'static str,
+    target: Option<Target>,
+}
+
+fn implementations<'a, B: Backend>(device: &Device<B>, images: &'a Images<B>) -> Vec<Implementation<'a, B>> {
+    let native = || Ok(&images.native);
+    if B::KIND != BackendKind::Cuda {
+        return vec![Implementation { name: "xb", module: native(), kernel: "xbb_rt_xb", target: None }];
+    }
+    let raw = || match raw_ptx_missing(B::KIND, &device.info().arch) {
+        None => native(),
+        Some(reason) => Err(reason),
+    };
+    vec![
+        Implementation {
+            name: "xb native",
+            module: native(),
+            kernel: "xbb_rt_xb",
+            target: Some(Target::RatioAtMost(1.0)),
+        },
+        Implementation {
+            name: "xb emulated",
+            module: images.emulated.as_ref().map_err(Clone::clone),
+            kernel: "xbb_rt_xb",
+            target: Some(Target::RatioAtMost(2.0)),
+        },
+        Implementation { name: RAW_PTX, module: raw(), kernel: "xbb_rt_ptx", target: None },
+        Implementation { name: "CCCL cuda::barrier", module: native(), kernel: "xbb_rt_cccl", target: None },
+        Implementation { name: "__syncthreads", module: native(), kernel: "xbb_rt_syncthreads", target: None },
+    ]
+}
+
+/// Runs the round trip at every block size of `config`.
+pub(crate) fn run<B: Backend>(
+    device: &Device<B>,
+    images: &Images<B>,
+    stream: &Stream<B>,
+    config: &Config,
+    progress: Progress<'_>,
+) -> Vec<Row> {
+    let unit = if B::KIND == BackendKind::Host { Unit::Nanoseconds } else { Unit::Cycles };
+    let mut rows = Vec::new();
+    for &threads in &config.round_trip_threads {
+        let label = format!("{threads} threads");
+        for imp in implementations(device, images) {
+            let mut row = Row::new(Benchmark::RoundTrip, &label, imp.name, unit);
+            if imp.name != RAW_PTX && B::KIND == BackendKind::Cuda {
+                row = row.against(RAW_PTX, imp.target);
+            }
+            let status = match imp.module {
+                Err(reason) => Ok(Status::Skipped(reason)),
+                Ok(module) => {
+                    module.kernel(imp.kernel).and_then(|kernel| measure(device, stream, &kernel, threads, config))
+                }
+            };
+            rows.push(finish(row, status, progress));
+        }
+    }
+    rows
+}
+
+/// One implementation at one block size: a checking launch, then the timed ones.
+fn measure<B: Backend>(
+    device: &Device<B>,
+    stream: &Stream<B>,
+    kernel: &Kernel<B>,
+    threads: u32,
+    config: &Config,
+) -> Result<Status> {
+    let blocks = device.info().multiprocessors;
+    let launch = LaunchConfig::new(blocks, threads).shared(2 * threads * 4);
+    let cycles: Buffer<B, u64> = device.alloc(blocks as usize)?;
+    let mut report = DeviceReport::new(device)?;
+    report.clear()?;
+    let run = |iters: u32, check: u32| {
+        // SAFETY: xbb_rt_*(unsigned iters, unsigned check, unsigned long long* cycles,
+        // unsigned long long* report): `cycles` has one word per block, `report` two; both
+        // outlive the synchronize that follows every call.
+        unsafe { stream.launch(kernel, &launch, &[iters.into(), check.into(), cycles.arg(), report.words.arg()]) }
+    };
+
+    run(config.check_iters, 1)?;
+    stream.synchronize()?;
+    match report.read()? {
+        Heard::Unsupported => return Ok(Status::Skipped("this image lacks the instructions".into())),
+        Heard::Wrong(n) => {
+            return Ok(Status::Incorrect(format!(
+                "{n} threads read a stale neighbour slot after the barrier ({} phases x {blocks} blocks)",
+                config.check_iters
+            )))
+        }
+        Heard::Clean => {}
+    }
+
+    for _ in 0..config.warmup {
+        run(config.round_trip_iters, 0)?;
+    }
+    stream.synchronize()?;
+    let mut samples = Vec::with_capacity(config.reps as usize);
+    for _ in 0..config.reps {
+        run(config.round_trip_iters, 0)?;
+        stream.synchronize()?;
+        let per_block: Vec<f64> =
+            cycles.download()?.iter().map(|&c| c as f64 / f64::from(config.round_trip_iters)).collect();
+        samples.extend(stats::median(&per_block));
+    }
+    Ok(match stats::median(&samples) {
+        Some(value) => Status::Measured { value, samples },
+        None => Status::Failed("no samples".into()),
+    })
+}

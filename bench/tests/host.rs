@@ -1,0 +1,71 @@
+//! Every benchmark on the CPU backend at small sizes: the xb kernels (pipelines, bulk copy,
+//! device-scope barrier) must compute the right results through the protocol, the
+//! CUDA-only baselines must say why they were skipped, and ratios must be wired.
+
+use std::cell::RefCell;
+
+use xbarrier::{Device, Host};
+use xbarrier_bench::{Benchmark, Config, Pipeline, Row, Status, Unit};
+
+fn small() -> Config {
+    Config {
+        benchmarks: Benchmark::ALL.to_vec(),
+        round_trip_threads: vec![2, 8],
+        round_trip_iters: 100,
+        grid_iters: 50,
+        check_iters: 50,
+        stream_bytes: (1 << 20) + 48, // a last tile shorter than a stage
+        reduction: Pipeline { stages: 3, stage_bytes: 4096, blocks_per_sm: 2 },
+        consumer_warps: 2,
+        copy: Pipeline { stages: 3, stage_bytes: 4096, blocks_per_sm: 1 },
+        grid_threads: 3,
+        warmup: 1,
+        reps: 2,
+    }
+}
+
+#[test]
+fn every_benchmark_runs_correctly_on_the_host() {
+    let device = Device::<Host>::open(0).expect("the host device");
+    let seen = RefCell::new(Vec::new());
+    let report = xbarrier_bench::run(&device, &small(), &|row: &Row| seen.borrow_mut().push(row.implementation))
+        .expect("the run starts");
+    assert_eq!(seen.borrow().len(), report.rows.len(), "one progress call per row");
+    for row in &report.rows {
+        let cuda_only = matches!(row.implementation, "raw PTX pipeline" | "cg grid.sync");
+        match &row.status {
+            Status::Measured { value, samples } => {
+                assert!(!cuda_only, "{row:?}");
+                assert!(*value > 0.0 && samples.len() == 2, "{row:?}");
+            }
+            Status::Skipped(reason) => assert!(cuda_only && reason.contains("CUDA baseline"), "{row:?}"),
+            other => panic!("{} {} {}: {other:?}", row.benchmark, row.config, row.implementation),
+        }
+    }
+    let names: Vec<(Benchmark, &str)> = report.rows.iter().map(|r| (r.benchmark, r.implementation)).collect();
+    for expected in [
+        (Benchmark::RoundTrip, "xb"),
+        (Benchmark::Reduction, "xb pipeline"),
+        (Benchmark::Reduction, "grid-stride"),
+        (Benchmark::Copy, "xb bulk copy"),
+        (Benchmark::Copy, "memcpy"),
+        (Benchmark::GridBarrier, "xb device barrier"),
+    ] {
+        assert!(names.contains(&expected), "{expected:?} missing from {names:?}");
+    }
+    // The copy is compared with memcpy, both measured: a ratio exists.
+    let xb_copy = report.rows.iter().find(|r| r.implementation == "xb bulk copy").expect("copy row");
+    assert!(xb_copy.ratio.is_some_and(|r| r > 0.0), "{xb_copy:?}");
+    assert_eq!(xb_copy.unit, Unit::GigabytesPerSecond);
+    assert_eq!(report.incorrect() + report.failed(), 0);
+    assert_eq!(report.checked, xbarrier::CHECKED);
+}
+
+#[test]
+fn bad_configurations_are_refused_before_anything_runs() {
+    let device = Device::<Host>::open(0).expect("the host device");
+    let mut config = small();
+    config.copy.stages = 1;
+    let err = xbarrier_bench::run(&device, &config, &|_: &Row| panic!("nothing may run")).expect_err("refused");
+    assert!(err.to_string().contains("copy: 1 stages"), "{err}");
+}
