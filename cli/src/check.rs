@@ -308,7 +308,7 @@ fn table(outcomes: &[Outcome], full: bool) -> String {
 }
 
 /// `text` as a JSON string literal.
-fn json_string(text: &str) -> String {
+pub(crate) fn json_string(text: &str) -> String {
     let mut s = String::with_capacity(text.len() + 2);
     s.push('"');
     for c in text.chars() {
@@ -328,7 +328,8 @@ fn json_string(text: &str) -> String {
     s
 }
 
-fn json_number(x: f64) -> String {
+/// `x` as a JSON number (`null` when not finite).
+pub(crate) fn json_number(x: f64) -> String {
     if x.is_finite() {
         format!("{x:.6}")
     } else {

@@ -4,7 +4,10 @@
 //!   checked, and which kernel toolchains (host C++, nvcc, clang for AMDGPU, ...) are installed.
 //! - `xbar check` runs the conformance and misuse suites on every enabled backend and prints
 //!   a pass/fail table grouped by feature (or JSON).
+//! - `xbar bench` runs the benchmarks against their baselines and prints a table with ratios
+//!   and targets (or markdown / JSON).
 
+mod bench;
 mod check;
 mod info;
 mod output;
@@ -59,6 +62,23 @@ enum Command {
             xbar check --suite misuse --format json\n  xbar check --list"
     )]
     Check(check::CheckArgs),
+    /// Run the benchmarks against their baselines and print ratios and targets
+    #[command(
+        long_about = "Run xbarrier's benchmarks on one device (DESIGN.md section 6).\n\n\
+            Each benchmark runs the xb implementation and its baselines, built into the same binary \
+            and run in this process, checks every implementation's results, and reports the median \
+            of the timed launches: block barrier round trip (cycles per phase; xb native and \
+            emulated vs raw mbarrier PTX, CCCL cuda::barrier, __syncthreads), streaming reduction \
+            (GB/s; xb pipeline vs the same in raw PTX and a grid-stride kernel), streaming copy (GB/s \
+            read + written; xb bulk copy vs cudaMemcpy) and grid-wide barrier (ns; xb device-scope \
+            barrier vs cooperative groups grid.sync). Targets hold for release builds on an H200.",
+        after_help = "Exit status: 0 when every result was correct (targets missed or not); 1 when a result \
+            was wrong or a measurement failed (with --strict also when a target was missed); 2 on a \
+            usage error, without a device, or when nothing could run.\n\n\
+            Examples:\n  xbar bench\n  xbar bench --out bench.md --json bench.json\n  \
+            xbar bench --only round-trip --threads 256\n  xbar bench --only reduction --stages 8 --stage-kib 32"
+    )]
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -66,6 +86,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Info => info::run(),
         Command::Check(args) => check::run(&args),
+        Command::Bench(args) => bench::run(&args),
     }
 }
 

@@ -1,0 +1,289 @@
+//! `xbar bench`: runs the benchmarks (the `xbarrier-bench` crate) on one backend's device and
+//! prints the table; writes it as markdown (`--out`) and JSON (`--json`, `--format json`).
+
+mod cells;
+mod json;
+mod markdown;
+mod table;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use xbarrier::{visit_backends, Backend, BackendKind, BackendVisitor, Device};
+use xbarrier_bench::{Benchmark, Config, Report, Row, Status, Verdict};
+
+use crate::output::emit;
+
+/// Options of `xbar bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The backend to run on (default: cuda if built in, else hip, else host)
+    #[arg(long, value_enum)]
+    backend: Option<BackendArg>,
+    /// The device ordinal
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+    /// Run only these benchmarks (comma-separated)
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "BENCHMARK")]
+    only: Vec<BenchmarkArg>,
+    /// What to print on stdout
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Also write the report as markdown to FILE
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Also write the report as JSON to FILE
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Smaller sizes and fewer repetitions, for a smoke run (not for the record)
+    #[arg(long)]
+    quick: bool,
+    /// Timed launches per row (the value is their median)
+    #[arg(long, value_name = "N")]
+    reps: Option<u32>,
+    /// Block sizes of the round trip (comma-separated)
+    #[arg(long, value_delimiter = ',', value_name = "THREADS")]
+    threads: Vec<u32>,
+    /// MiB the reduction reads and the copy copies
+    #[arg(long, value_name = "MIB")]
+    size_mib: Option<u64>,
+    /// Shared-memory stages of the reduction and copy pipelines
+    #[arg(long, value_name = "N")]
+    stages: Option<u32>,
+    /// KiB per pipeline stage
+    #[arg(long, value_name = "KIB")]
+    stage_kib: Option<u32>,
+    /// Persistent pipeline blocks per multiprocessor
+    #[arg(long, value_name = "N")]
+    blocks_per_sm: Option<u32>,
+    /// Consumer warps per reduction block
+    #[arg(long, value_name = "N")]
+    consumer_warps: Option<u32>,
+    /// Fail (exit 1) when a target is missed, not only when a result is wrong
+    #[arg(long)]
+    strict: bool,
+    /// Print no progress lines on stderr
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum BackendArg {
+    Host,
+    Cuda,
+    Hip,
+}
+
+impl BackendArg {
+    fn kind(self) -> BackendKind {
+        match self {
+            BackendArg::Host => BackendKind::Host,
+            BackendArg::Cuda => BackendKind::Cuda,
+            BackendArg::Hip => BackendKind::Hip,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum BenchmarkArg {
+    /// Block barrier arrive + wait (cycles per phase)
+    RoundTrip,
+    /// Streaming reduction through shared-memory stages (GB/s)
+    Reduction,
+    /// Streaming copy: bulk loads and stores (GB/s)
+    Copy,
+    /// Device-scope barrier across a cooperative grid (ns)
+    GridBarrier,
+}
+
+impl BenchmarkArg {
+    fn benchmark(self) -> Benchmark {
+        match self {
+            BenchmarkArg::RoundTrip => Benchmark::RoundTrip,
+            BenchmarkArg::Reduction => Benchmark::Reduction,
+            BenchmarkArg::Copy => Benchmark::Copy,
+            BenchmarkArg::GridBarrier => Benchmark::GridBarrier,
+        }
+    }
+}
+
+/// What goes to stdout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// The table, then a summary line
+    Table,
+    /// The JSON report
+    Json,
+    /// The markdown report
+    Markdown,
+}
+
+/// Runs `xbar bench`.
+pub fn run(args: &BenchArgs) -> ExitCode {
+    let enabled = xbarrier::enabled_backends();
+    let kind = match args.backend.map(BackendArg::kind) {
+        Some(kind) if enabled.contains(&kind) => kind,
+        Some(kind) => {
+            eprintln!(
+                "xbar: error: this xbar was built without the `{kind}` backend; rebuild it with `cargo build --release -p xbar --features {kind}`"
+            );
+            return ExitCode::from(2);
+        }
+        None => {
+            match [BackendKind::Cuda, BackendKind::Hip, BackendKind::Host].into_iter().find(|k| enabled.contains(k)) {
+                Some(kind) => kind,
+                None => {
+                    eprintln!(
+                        "xbar: error: this build has no backend enabled; rebuild with `--features cuda` (or host)"
+                    );
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    };
+    visit_backends(&mut OnBackend { args, kind }).into_iter().flatten().next().unwrap_or(ExitCode::from(2))
+}
+
+/// Runs the benchmarks on the backend `kind` (the one visit whose backend it is).
+struct OnBackend<'a> {
+    args: &'a BenchArgs,
+    kind: BackendKind,
+}
+
+impl BackendVisitor for OnBackend<'_> {
+    type Output = Option<ExitCode>;
+    fn visit<B: Backend>(&mut self) -> Option<ExitCode> {
+        (B::KIND == self.kind).then(|| run_on::<B>(self.args))
+    }
+}
+
+/// The configuration: the backend's defaults, `--quick`, then the explicit options.
+fn config_for(kind: BackendKind, args: &BenchArgs) -> Config {
+    let mut config = if kind == BackendKind::Host { Config::host() } else { Config::gpu() };
+    if args.quick && kind != BackendKind::Host {
+        config.stream_bytes = 256 << 20;
+        config.round_trip_iters = 2_000;
+        config.grid_iters = 1_000;
+        config.warmup = 1;
+        config.reps = 3;
+    }
+    if !args.only.is_empty() {
+        config.benchmarks =
+            Benchmark::ALL.into_iter().filter(|b| args.only.iter().any(|o| o.benchmark() == *b)).collect();
+    }
+    if !args.threads.is_empty() {
+        config.round_trip_threads.clone_from(&args.threads);
+    }
+    if let Some(reps) = args.reps {
+        config.reps = reps;
+    }
+    if let Some(mib) = args.size_mib {
+        config.stream_bytes = mib.saturating_mul(1 << 20);
+    }
+    for pipeline in [&mut config.reduction, &mut config.copy] {
+        if let Some(stages) = args.stages {
+            pipeline.stages = stages;
+        }
+        if let Some(kib) = args.stage_kib {
+            pipeline.stage_bytes = kib.saturating_mul(1 << 10);
+        }
+        if let Some(blocks) = args.blocks_per_sm {
+            pipeline.blocks_per_sm = blocks;
+        }
+    }
+    if let Some(warps) = args.consumer_warps {
+        config.consumer_warps = warps;
+    }
+    config
+}
+
+fn run_on<B: Backend>(args: &BenchArgs) -> ExitCode {
+    let device = match Device::<B>::open(args.device) {
+        Ok(device) => device,
+        Err(e) => {
+            eprintln!("xbar: error: no {} device {} to benchmark: {e}", B::KIND, args.device);
+            let host = if xbarrier::enabled_backends().contains(&BackendKind::Host) {
+                "; `xbar bench --backend host` times the CPU backend's round trip instead"
+            } else {
+                ""
+            };
+            eprintln!(
+                "  fix: run xbar bench on a machine with the GPU (`xbar info` lists the devices this machine has){host}"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    if xbarrier::CHECKED {
+        let features = if B::KIND == BackendKind::Host { String::new() } else { format!(" --features {}", B::KIND) };
+        eprintln!(
+            "xbar: warning: checked build: device code checks every barrier operation and runs the protocol, so these numbers say little and no target is judged; benchmark a release build (`cargo run --release -p xbar{features} -- bench`)"
+        );
+    }
+    let config = config_for(B::KIND, args);
+    let quiet = args.quiet;
+    let progress = |row: &Row| {
+        if !quiet {
+            eprintln!("[bench] {}", table::progress_line(row));
+        }
+    };
+    let mut report = match xbarrier_bench::run(&device, &config, &progress) {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("xbar: error: the benchmarks cannot run: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if B::KIND == BackendKind::Host && args.only.is_empty() {
+        report.notes.push(
+            "the CPU backend runs the round trip only (its kernel threads are fibers): the reduction, copy and \
+             grid-barrier benchmarks measure GPUs; build xbar with `--features cuda` (`--only` runs them here at \
+             small sizes)"
+                .to_owned(),
+        );
+    }
+
+    for (path, text) in [(&args.out, markdown::render(&report)), (&args.json, json::render(&report))] {
+        if let Some(path) = path {
+            if let Err(e) = std::fs::write(path, text) {
+                eprintln!("xbar: error: writing {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let code = exit_code(&report, args.strict);
+    let text = match args.format {
+        Format::Table => table::render(&report),
+        Format::Json => {
+            eprintln!("{}", summary(&report));
+            json::render(&report)
+        }
+        Format::Markdown => markdown::render(&report),
+    };
+    emit(&text, code)
+}
+
+/// 1 when a result was wrong or a measurement failed (or, with `--strict`, a target was
+/// missed or could not be judged); else 0.
+fn exit_code(report: &Report, strict: bool) -> ExitCode {
+    let unjudged = report.rows.iter().filter(|r| r.verdict() == Verdict::Unknown).count();
+    if report.incorrect() > 0 || report.failed() > 0 || (strict && report.missed() + unjudged > 0) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `N measured, N wrong, N failed, N skipped; targets: N pass, N MISS`.
+pub(crate) fn summary(report: &Report) -> String {
+    let count = |pred: fn(&Status) -> bool| report.rows.iter().filter(|r| pred(&r.status)).count();
+    let measured = count(|s| matches!(s, Status::Measured { .. }));
+    let skipped = count(|s| matches!(s, Status::Skipped(_)));
+    format!(
+        "{measured} measured, {} wrong, {} failed, {skipped} skipped; targets: {} pass, {} MISS",
+        report.incorrect(),
+        report.failed(),
+        report.passed(),
+        report.missed()
+    )
+}
