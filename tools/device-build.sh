@@ -14,6 +14,7 @@ cargo build --release --tests --features cuda --test conformance
 cp "$(newest release conformance)" "$BIN/conformance-release"
 cargo build --tests -p xbarrier-backend-cuda --test gpu
 cp "$(newest debug gpu)" "$BIN/backend-cuda-gpu"
+# xbar carries `info` and `bench` (the benchmark kernels are embedded in it).
 cargo build --release -p xbar --features cuda && cp target/release/xbar "$BIN/xbar" || echo "xbar not built"
 strip --strip-debug "$BIN"/*   # the carry limit is 64 MiB
 ls -la "$BIN"

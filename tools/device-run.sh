@@ -15,7 +15,7 @@ run() {  # name, command...
   timeout "${LIMIT:-150}" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
   local summary
-  summary=$(grep -E "test result:|passed, .* failed|protocol_stress: OK" "$OUT/$name.log" | tail -1)
+  summary=$(grep -E "test result:|passed, .* failed|protocol_stress: OK|measured, .* wrong" "$OUT/$name.log" | tail -1)
   rows+=("$(printf '%-28s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - start))" "$summary")")
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
@@ -24,6 +24,8 @@ run backend-cuda-gpu "$BIN/backend-cuda-gpu" --include-ignored --test-threads 1
 run conformance-checked "$BIN/conformance-checked" --test-threads 1
 run misuse-checked "$BIN/misuse-checked" --test-threads 1 "[cuda]"
 run conformance-release "$BIN/conformance-release" --test-threads 1 "[cuda]"
+# The benchmarks (table in bench.log, markdown and JSON beside it), before the long sanitizer runs.
+[ -x "$BIN/xbar" ] && LIMIT=180 run bench "$BIN/xbar" bench --out "$OUT/bench.md" --json "$OUT/bench.json"
 for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
   LIMIT=120 run "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/conformance-release" --test-threads 1 "[cuda]"
 done
