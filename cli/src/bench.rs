@@ -287,3 +287,72 @@ pub(crate) fn summary(report: &Report) -> String {
         report.missed()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use xbarrier::{BackendKind, DeviceInfo};
+    use xbarrier_bench::{Benchmark, Report, Row, Status, Target, Unit};
+
+    use super::{exit_code, json, markdown, table};
+
+    fn row(implementation: &'static str, status: Status) -> Row {
+        Row {
+            benchmark: Benchmark::RoundTrip,
+            config: "256 threads".into(),
+            implementation,
+            unit: Unit::Cycles,
+            status,
+            baseline: None,
+            ratio: None,
+            target: None,
+        }
+    }
+
+    /// A report as an H200 run would produce it, rendered three ways.
+    #[test]
+    fn a_gpu_report_renders_in_every_format() {
+        let measured = |v: f64| Status::Measured { value: v, samples: vec![v - 1.0, v, v + 2.0] };
+        let mut xb = row("xb native", measured(86.0));
+        xb.baseline = Some("raw PTX");
+        xb.ratio = Some(86.0 / 84.0);
+        xb.target = Some(Target::RatioAtMost(1.0));
+        let mut emulated = row("xb emulated", Status::Incorrect("3 threads read a stale | slot".into()));
+        emulated.baseline = Some("raw PTX");
+        emulated.target = Some(Target::RatioAtMost(2.0));
+        let report = Report {
+            device: DeviceInfo {
+                backend: BackendKind::Cuda,
+                ordinal: 0,
+                name: "NVIDIA H200".into(),
+                arch: "sm_90".into(),
+                wave_size: 32,
+                multiprocessors: 132,
+                max_cooperative_blocks: 132,
+                max_threads_per_block: 1024,
+                max_dynamic_shared_bytes: 232_448,
+            },
+            checked: false,
+            rows: vec![xb, emulated, row("raw PTX", measured(84.0))],
+            notes: vec!["a note".into()],
+        };
+        let text = table::render(&report);
+        let xb_line = text.lines().find(|l| l.contains("xb native")).unwrap_or_default();
+        for cell in ["86.0", "cycles", "raw PTX", "1.02", "<= 1.00x raw PTX", "MISS", "ok"] {
+            assert!(xb_line.contains(cell), "{cell} missing from {xb_line}\n{text}");
+        }
+        assert!(text.contains("WRONG") && text.contains("wrong: 3 threads"), "{text}");
+        assert!(text.contains("2 measured, 1 wrong, 0 failed, 0 skipped; targets: 0 pass, 1 MISS"), "{text}");
+
+        let md = markdown::render(&report);
+        assert!(md.contains("| round-trip | 256 threads | xb native | 86.0 | cycles | raw PTX | 1.02 |"), "{md}");
+        assert!(md.contains("| 85.0-88.0 |") && md.contains("stale \\| slot"), "{md}");
+
+        let json = json::render(&report);
+        for field in
+            ["\"verdict\": \"miss\"", "\"status\": \"incorrect\"", "\"samples\": [85.000000, 86.000000, 88.000000]"]
+        {
+            assert!(json.contains(field), "{field} missing from {json}");
+        }
+        assert_eq!(exit_code(&report, false), std::process::ExitCode::FAILURE);
+    }
+}
