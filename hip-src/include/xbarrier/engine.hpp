@@ -208,7 +208,8 @@ struct mbarrier_engine {
 
 // A block-scope barrier with a completion function on mbarriers. Words: w[0] the mbarrier
 // M that counts arrivals and tx, w[1] the mbarrier P that publishes phases (count 1),
-// w[2] the number of completion steps claimed so far (C).
+// w[2] the number of completion steps claimed so far (C, low half) and the expected count
+// of later phases (E, high half, lowered by arrive_and_drop).
 //
 // - M expects the init count plus one: the extra arrival is the completion step's, given
 //   for phase k+1 only after phase k's completion function ran. So M is at most one phase
@@ -221,6 +222,9 @@ struct mbarrier_engine {
 //   next phase. The completing operation's thread always settles, so no phase is left
 //   unfinished; a memcpy_async_tx is a copy by the calling thread for the same reason (the
 //   copy engine would complete the phase with nobody there to run the function).
+// - Once everyone has dropped out (E = 0), the last phase's step gives no extra arrival:
+//   M would otherwise complete phase after phase on that arrival alone. Each drop lowers E
+//   before its mbarrier arrive_drop, so the claimant of the phase it completes sees E = 0.
 // - Waiters wait on P, so they return only after the completion function. Ordering: the
 //   arrivals release into M, the claimant's test_wait acquires them, its arrive on P
 //   releases the function's writes, the waiter's try_wait on P acquires them; all of it is
@@ -233,12 +237,14 @@ struct mbarrier_completion_engine {
   static XB_INLINE uint64_t* published(uint64_t* w) { return w + 1; }
   static XB_INLINE const uint64_t* published(const uint64_t* w) { return w + 1; }
   static XB_INLINE uint32_t* claimed(uint64_t* w) { return reinterpret_cast<uint32_t*>(w + 2); }
+  static XB_INLINE uint32_t* expected(uint64_t* w) { return reinterpret_cast<uint32_t*>(w + 2) + 1; }
 
-  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected, int64_t limit) {
-    if (!here(w)) return fallback::init(w, expected, limit);
-    mbarrier::init(w, uint32_t(expected) + 1);
+  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected_count, int64_t limit) {
+    if (!here(w)) return fallback::init(w, expected_count, limit);
+    mbarrier::init(w, uint32_t(expected_count) + 1);
     mbarrier::init(published(w), 1);
     *claimed(w) = 0;
+    *expected(w) = uint32_t(expected_count);
     (void)mbarrier::arrive(w, 1);  // phase 0's completion-step arrival
   }
 
@@ -249,6 +255,7 @@ struct mbarrier_completion_engine {
       if (atomicCAS(claimed(w), c, c + 1) != c) return;
       completion();
       (void)mbarrier::arrive(published(w), 1);
+      if (*static_cast<volatile uint32_t*>(expected(w)) == 0) return;  // everyone dropped out
       (void)mbarrier::arrive(w, 1);
     }
   }
@@ -261,6 +268,7 @@ struct mbarrier_completion_engine {
   }
   static XB_INLINE void arrive_and_drop(uint64_t* w, F& completion) {
     if (!here(w)) return fallback::arrive_and_drop(w, completion);
+    atomicSub(expected(w), 1u);
     (void)mbarrier::arrive_drop(w);
     settle(w, completion);
   }
