@@ -46,7 +46,8 @@ impl KernelBundle {
         let mut images = Vec::new();
         for _ in 0..count {
             let code = u32::from_le_bytes(take(4)?.try_into().map_err(|_| bad("code".into()))?);
-            let kind = BackendKind::from_code(code & 0xffff).ok_or_else(|| bad(format!("unknown backend code {code}")))?;
+            let kind =
+                BackendKind::from_code(code & 0xffff).ok_or_else(|| bad(format!("unknown backend code {code}")))?;
             let variant = Variant::from_code(code >> 16).ok_or_else(|| bad(format!("unknown variant code {code}")))?;
             let len = u64::from_le_bytes(take(8)?.try_into().map_err(|_| bad("length".into()))?);
             let len = usize::try_from(len).map_err(|_| bad(format!("image of {len} bytes")))?;
@@ -85,7 +86,8 @@ impl KernelBundle {
 
     /// The variants this module carries for `kind`, native first.
     pub fn variants(&self, kind: BackendKind) -> Vec<Variant> {
-        let mut variants: Vec<Variant> = self.images.iter().filter(|(k, _, _)| *k == kind).map(|(_, v, _)| *v).collect();
+        let mut variants: Vec<Variant> =
+            self.images.iter().filter(|(k, _, _)| *k == kind).map(|(_, v, _)| *v).collect();
         variants.sort();
         variants
     }
@@ -102,12 +104,7 @@ impl KernelBundle {
                 module: self.name.clone(),
                 backend: kind,
                 variant,
-                available: self
-                    .images
-                    .iter()
-                    .map(|(k, v, _)| format!("{k} {v}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                available: self.images.iter().map(|(k, v, _)| format!("{k} {v}")).collect::<Vec<_>>().join(", "),
             }
         })
     }

@@ -152,7 +152,11 @@ impl Kernels {
                     images.push((backend, Variant::Native, self.build_cuda(meta, checked, Variant::Native, out_dir)?));
                     // Checked builds run the protocol on every path: the two images would be equal.
                     if !checked {
-                        images.push((backend, Variant::Emulated, self.build_cuda(meta, checked, Variant::Emulated, out_dir)?));
+                        images.push((
+                            backend,
+                            Variant::Emulated,
+                            self.build_cuda(meta, checked, Variant::Emulated, out_dir)?,
+                        ));
                     }
                 }
                 BackendKind::Hip => {

@@ -22,10 +22,14 @@ const NO_LOCAL: [&str; 2] = ["LDL", "STL"];
 fn sm90_native(op: Op) -> Expect {
     const NOT_PROTOCOL: &[&str] = &["ATOM", "ATOMS", "RED", "NANOSLEEP", "LDL", "STL"];
     match op {
-        Op::Init => Expect { sass: &["SYNCS.EXCH.64"], sass_not: NOT_PROTOCOL, ptx: &["mbarrier.init.shared::cta.b64"] },
-        Op::Arrive => {
-            Expect { sass: &["SYNCS.ARRIVE.TRANS64"], sass_not: NOT_PROTOCOL, ptx: &["mbarrier.arrive.shared::cta.b64"] }
+        Op::Init => {
+            Expect { sass: &["SYNCS.EXCH.64"], sass_not: NOT_PROTOCOL, ptx: &["mbarrier.init.shared::cta.b64"] }
         }
+        Op::Arrive => Expect {
+            sass: &["SYNCS.ARRIVE.TRANS64"],
+            sass_not: NOT_PROTOCOL,
+            ptx: &["mbarrier.arrive.shared::cta.b64"],
+        },
         Op::Wait => Expect {
             sass: &["SYNCS.PHASECHK.TRANS64.TRYWAIT"],
             sass_not: NOT_PROTOCOL,
@@ -60,7 +64,12 @@ fn sm90_native(op: Op) -> Expect {
         Op::CompletionArriveAndWait => Expect {
             sass: &["SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64", "ATOMS.CAS"],
             sass_not: &["NANOSLEEP", "LDL", "STL"],
-            ptx: &["mbarrier.arrive.shared::cta.b64", "mbarrier.test_wait.parity", "mbarrier.try_wait.parity", "atom.shared.cas"],
+            ptx: &[
+                "mbarrier.arrive.shared::cta.b64",
+                "mbarrier.test_wait.parity",
+                "mbarrier.try_wait.parity",
+                "atom.shared.cas",
+            ],
         },
         fence => fences(fence),
     }
@@ -132,7 +141,9 @@ fn main() {
             Ok(lowering) => {
                 for op in Op::ALL {
                     let code = lowering.op(op).clone();
-                    trials.push(Trial::test(format!("[{label}] {op}"), move || check(&code, &expect(op)).map_err(Failed::from)));
+                    trials.push(Trial::test(format!("[{label}] {op}"), move || {
+                        check(&code, &expect(op)).map_err(Failed::from)
+                    }));
                 }
             }
             Err(error) if !toolchains_required() => {

@@ -115,8 +115,9 @@ struct mbarrier_engine {
   static XB_INLINE bool here(const uint64_t* w) { return __isShared(w); }
 
   static XB_INLINE void init(uint64_t* w, ptrdiff_t expected, int64_t limit) {
-    if (here(w)) mbarrier::init(w, uint32_t(expected));
-    else fallback::init(w, expected, limit);
+    if (!here(w)) return fallback::init(w, expected, limit);
+    mbarrier::init(w, uint32_t(expected));
+    mbarrier::fence_init();
   }
   template <class F>
   static XB_INLINE uint64_t arrive(uint64_t* w, ptrdiff_t update, F& completion) {
@@ -246,6 +247,7 @@ struct mbarrier_completion_engine {
     *claimed(w) = 0;
     *expected(w) = uint32_t(expected_count);
     (void)mbarrier::arrive(w, 1);  // phase 0's completion-step arrival
+    mbarrier::fence_init();
   }
 
   static XB_DEVICE void settle(uint64_t* w, F& completion) {

@@ -19,6 +19,10 @@ XB_INLINE void init(uint64_t* bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem(bar)), "r"(count) : "memory");
 }
 
+// Makes an initialized mbarrier visible to the async proxy (the copy engine that completes
+// bulk copies on it), as the CUDA guide's bulk-copy examples do after init.
+XB_INLINE void fence_init() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
 // Release semantics at CTA scope (the default): writes before it are visible to waiters.
 XB_INLINE uint64_t arrive(uint64_t* bar, uint32_t count) {
   uint64_t state;
