@@ -5,8 +5,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=.device-bin
-OUT="${OUT:-/tmp/xbar-out}"
-mkdir -p "$OUT"
+RESULTS="${OUT:-/tmp/xbar-out}"   # what comes back: logs.tar.gz, bench.md, bench.json
+OUT=/tmp/xbar-logs                 # one log per step, packed into $RESULTS at the end
+mkdir -p "$OUT" "$RESULTS"
 export XBAR_REQUIRE_GPU=1
 declare -a rows
 run() {  # name, command...
@@ -23,11 +24,18 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "
 run backend-cuda-gpu "$BIN/backend-cuda-gpu" --include-ignored --test-threads 1
 run conformance-checked "$BIN/conformance-checked" --test-threads 1
 run misuse-checked "$BIN/misuse-checked" --test-threads 1 "[cuda]"
-run conformance-release "$BIN/conformance-release" --test-threads 1 "[cuda]"
+# "[cuda" selects both variants: "[cuda]" (native) and "[cuda-emulated]".
+run conformance-release "$BIN/conformance-release" --test-threads 1 "[cuda"
 # The benchmarks (table in bench.log, markdown and JSON beside it), before the long sanitizer runs.
-[ -x "$BIN/xbar" ] && LIMIT=180 run bench "$BIN/xbar" bench --out "$OUT/bench.md" --json "$OUT/bench.json"
-for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
-  LIMIT=120 run "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/conformance-release" --test-threads 1 "[cuda]"
+[ -x "$BIN/xbar" ] && LIMIT=180 run bench "$BIN/xbar" bench --out "$RESULTS/bench.md" --json "$RESULTS/bench.json"
+# Sanitizers per variant: SANITIZERS lists tool:variant pairs (racecheck models hardware
+# barriers only, so it is run on the native variant, where every barrier is an mbarrier).
+for pair in ${SANITIZERS:-memcheck:cuda racecheck:cuda synccheck:cuda memcheck:cuda-emulated synccheck:cuda-emulated}; do
+  tool=${pair%%:*} target=${pair#*:}
+  LIMIT=${SANITIZER_LIMIT:-120} run "sanitizer-$tool-$target" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+    "$BIN/conformance-release" --test-threads 1 "[$target]"
 done
 cat "$OUT/gpu.txt"
-printf '%s\n' "${rows[@]}"
+[ -f "$RESULTS/bench.md" ] && cat "$RESULTS/bench.md"
+printf '%s\n' "${rows[@]}" | tee "$OUT/summary.txt"
+tar czf "$RESULTS/logs.tar.gz" -C "$OUT" .
