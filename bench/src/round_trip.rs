@@ -37,6 +37,12 @@ fn implementations<'a, B: Backend>(device: &Device<B>, images: &'a Images<B>) ->
             target: Some(Target::RatioAtMost(1.0)),
         },
         Implementation {
+            name: "xb native, wait_parity",
+            module: native(),
+            kernel: "xbb_rt_xb_parity",
+            target: Some(Target::RatioAtMost(1.0)),
+        },
+        Implementation {
             name: "xb emulated",
             module: images.emulated.as_ref().map_err(Clone::clone),
             kernel: "xbb_rt_xb",

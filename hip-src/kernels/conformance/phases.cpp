@@ -57,11 +57,15 @@ XB_KERNEL void xbc_parity(unsigned long long* report, unsigned long long* seen) 
     (void)bar.arrive();
     seen[2] = bar.try_wait_parity(false);
     seen[3] = bar.try_wait_parity(true);
-    // P4: a token two phases old aliases the current phase.
-    auto t0 = bar.arrive();   // completes phase 1
-    auto t1 = bar.arrive();   // completes phase 2, phase 3 current
-    (void)t1;
+    // P4: a token two phases old aliases the current phase. Each completed phase is waited
+    // for before the next arrival (compute-sanitizer's synccheck reports an mbarrier arrival
+    // whose thread skipped the wait for its previous phase).
+    bar.wait_parity(false);
+    auto t0 = bar.arrive();  // completes phase 1
     seen[4] = t0.parity();
+    bar.wait(static_cast<xb::arrival_token&&>(t0));
+    auto t1 = bar.arrive();  // completes phase 2, phase 3 current
+    bar.wait(static_cast<xb::arrival_token&&>(t1));
     seen[5] = bar.try_wait_parity(true);  // phase 3 (parity 1) in progress
   }
   (void)report;

@@ -108,6 +108,7 @@ XB_KERNEL void xbc_tx_sequences(const unsigned* src, unsigned long long* seen) {
   init(bar, 1);
   (void)bar->arrive();
   seen[9] = bar->try_wait_parity(false);
+  bar->wait_parity(false);  // done already; synccheck wants the wait before the next arrival
   copy16();
   seen[10] = bar->try_wait_parity(true);
   barrier_expect_tx(*bar, 16);
@@ -120,8 +121,10 @@ XB_KERNEL void xbc_tx_sequences(const unsigned* src, unsigned long long* seen) {
   (void)bar->arrive(1);
   bar->arrive_and_drop();
   seen[13] = bar->try_wait_parity(false);
+  bar->wait_parity(false);
   (void)bar->arrive(1);
   seen[14] = bar->try_wait_parity(true);
+  bar->wait_parity(true);
   (void)bar->arrive(1);
   seen[15] = bar->try_wait_parity(false);
   // P13: the largest count, in one arrival.
@@ -150,7 +153,7 @@ XB_KERNEL void xbc_try_wait_for(unsigned long long* seen, unsigned long long tim
     seen[2] = bar.try_wait_parity_for(token.parity(), xb::nanoseconds(int64_t(60) * 1000000000));
   } else if (t == 1) {
     handoff.arrive_and_wait();
-    (void)bar.arrive();
+    bar.arrive_and_wait();
   }
 }
 
