@@ -130,7 +130,8 @@ impl Config {
             stream_bytes: 2 << 30,
             reduction: Pipeline { stages: 6, stage_bytes: 16 << 10, blocks_per_sm: 2 },
             consumer_warps: 4,
-            copy: Pipeline { stages: 6, stage_bytes: 16 << 10, blocks_per_sm: 2 },
+            // The best of tools/bench-sweep.sh on the H200 (bench/results/2026-11-29-h200-bench.md).
+            copy: Pipeline { stages: 4, stage_bytes: 48 << 10, blocks_per_sm: 2 },
             grid_threads: 256,
             warmup: 2,
             reps: 10,

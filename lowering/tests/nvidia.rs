@@ -75,20 +75,27 @@ fn sm90_native(op: Op) -> Expect {
     }
 }
 
-/// The protocol (sm_90 emulated, sm_80): atomics on the barrier word, a sleeping poll, and no
+/// The protocol (sm_90 emulated, sm_80): shared-space atomics on the barrier word (ATOMS; no
+/// generic ATOM.E, which takes a lock-based path for shared memory), a sleeping poll, and no
 /// mbarrier or bulk-copy instruction.
 fn protocol(op: Op) -> Expect {
-    const NOT_NATIVE: &[&str] = &["SYNCS", "UBLKCP", "LDL", "STL"];
+    const NOT_NATIVE: &[&str] = &["SYNCS", "UBLKCP", "ATOM.E", "LDL", "STL"];
     match op {
-        Op::Init => Expect { sass: &["ST"], sass_not: NOT_NATIVE, ptx: &["st."] },
-        Op::Arrive | Op::ArriveAndDrop => Expect { sass: &["ATOM"], sass_not: NOT_NATIVE, ptx: &["atom."] },
-        Op::Wait => Expect { sass: &["LD", "NANOSLEEP"], sass_not: NOT_NATIVE, ptx: &["nanosleep"] },
-        Op::ArriveAndWait | Op::CompletionArriveAndWait => {
-            Expect { sass: &["ATOM", "NANOSLEEP"], sass_not: NOT_NATIVE, ptx: &["atom.", "nanosleep"] }
+        Op::Init => Expect { sass: &["STS"], sass_not: NOT_NATIVE, ptx: &["st.relaxed.cta.shared.u64"] },
+        Op::Arrive | Op::ArriveAndDrop => {
+            Expect { sass: &["ATOMS"], sass_not: NOT_NATIVE, ptx: &["atom.acq_rel.cta.shared.add.u64"] }
         }
-        Op::ArriveTx | Op::ExpectTx => Expect { sass: &["ATOM"], sass_not: NOT_NATIVE, ptx: &["atom.", "cas"] },
+        Op::Wait => Expect { sass: &["LDS", "NANOSLEEP"], sass_not: NOT_NATIVE, ptx: &["nanosleep"] },
+        Op::ArriveAndWait | Op::CompletionArriveAndWait => Expect {
+            sass: &["ATOMS.CAS.64", "NANOSLEEP"],
+            sass_not: NOT_NATIVE,
+            ptx: &["atom.acq_rel.cta.shared.cas.b64", "nanosleep"],
+        },
+        Op::ArriveTx | Op::ExpectTx => {
+            Expect { sass: &["ATOMS.CAS.64"], sass_not: NOT_NATIVE, ptx: &["atom.acq_rel.cta.shared.cas.b64"] }
+        }
         // The calling thread copies (16-byte stores to shared memory), then completes the bytes.
-        Op::MemcpyAsyncTx => Expect { sass: &["STS.128", "ATOM"], sass_not: NOT_NATIVE, ptx: &["atom."] },
+        Op::MemcpyAsyncTx => Expect { sass: &["STS.128", "ATOMS.CAS.64"], sass_not: NOT_NATIVE, ptx: &["atom."] },
         fence => fences(fence),
     }
 }

@@ -55,6 +55,20 @@ XB_KERNEL void xbb_rt_xb(unsigned iters, unsigned check, unsigned long long* cyc
   xbb::rt::run(iters, check, cycles, report, [&] { bar.arrive_and_wait(); });
 }
 
+// The same barrier used the way the raw-PTX baseline uses mbarrier: the caller tracks the
+// phase parity, so no wait depends on what the arrive returns.
+XB_KERNEL void xbb_rt_xb_parity(unsigned iters, unsigned check, unsigned long long* cycles, unsigned long long* report) {
+  __shared__ xb::barrier<xb::thread_scope_block> bar;
+  if (threadIdx.x == 0) init(&bar, blockDim.x);
+  __syncthreads();
+  bool parity = false;
+  xbb::rt::run(iters, check, cycles, report, [&] {
+    (void)bar.arrive();
+    bar.wait_parity(parity);
+    parity = !parity;
+  });
+}
+
 #if defined(XB_PLATFORM_CUDA)
 
 // Hand-written PTX: one mbarrier.arrive per thread, then try_wait.parity on the phase.

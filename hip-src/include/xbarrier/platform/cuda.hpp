@@ -52,20 +52,59 @@ struct cuda_platform {
   template <mem_scope S>
   using ref = cuda::atomic_ref<uint64_t, cuda_scope<S>::value>;
 
+  // A block-scope word in shared memory takes shared-space atomics (ATOMS.CAS.64 is one
+  // instruction); through a generic address nvcc emits a generic atomic with a lock-based
+  // shared-memory fallback and a MEMBAR before it, which cost ~20x a native mbarrier round
+  // trip on the H200 (2026-11-29). The test folds away for a __shared__ barrier.
+  template <mem_scope S>
+  static XB_INLINE bool in_shared(const uint64_t* w) {
+    return S == mem_scope::block && __isShared(w);
+  }
+  static XB_INLINE uint32_t shared_address(const uint64_t* w) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(w));
+  }
+
   template <mem_scope S>
   static XB_INLINE uint64_t load(const uint64_t* w, mem_order o) {
+    if (in_shared<S>(w) && (o == mem_order::relaxed || o == mem_order::acquire)) {
+      uint64_t v;
+      if (o == mem_order::relaxed)
+        asm volatile("ld.relaxed.cta.shared.u64 %0, [%1];" : "=l"(v) : "r"(shared_address(w)) : "memory");
+      else
+        asm volatile("ld.acquire.cta.shared.u64 %0, [%1];" : "=l"(v) : "r"(shared_address(w)) : "memory");
+      return v;
+    }
     return ref<S>(*const_cast<uint64_t*>(w)).load(cuda_order(o));
   }
   template <mem_scope S>
   static XB_INLINE void store(uint64_t* w, uint64_t v, mem_order o) {
+    if (in_shared<S>(w) && o == mem_order::relaxed) {
+      asm volatile("st.relaxed.cta.shared.u64 [%0], %1;" ::"r"(shared_address(w)), "l"(v) : "memory");
+      return;
+    }
     ref<S>(*w).store(v, cuda_order(o));
   }
   template <mem_scope S>
   static XB_INLINE uint64_t fetch_add(uint64_t* w, uint64_t v, mem_order o) {
+    if (in_shared<S>(w) && o == mem_order::acq_rel) {
+      uint64_t old;
+      asm volatile("atom.acq_rel.cta.shared.add.u64 %0, [%1], %2;" : "=l"(old) : "r"(shared_address(w)), "l"(v) : "memory");
+      return old;
+    }
     return ref<S>(*w).fetch_add(v, cuda_order(o));
   }
   template <mem_scope S>
   static XB_INLINE bool compare_exchange(uint64_t* w, uint64_t& expected, uint64_t desired, mem_order o) {
+    if (in_shared<S>(w) && o == mem_order::acq_rel) {
+      uint64_t old;
+      asm volatile("atom.acq_rel.cta.shared.cas.b64 %0, [%1], %2, %3;"
+                   : "=l"(old)
+                   : "r"(shared_address(w)), "l"(expected), "l"(desired)
+                   : "memory");
+      const bool swapped = old == expected;
+      expected = old;
+      return swapped;
+    }
     return ref<S>(*w).compare_exchange_strong(expected, desired, cuda_order(o), cuda::std::memory_order_relaxed);
   }
 
