@@ -262,7 +262,7 @@ fn cuda_architectures() -> Vec<String> {
 /// Tells cargo to rerun the build script when `var` changes; silent outside build scripts
 /// (tools such as `xbar lower` call the compiler lookups too).
 fn rerun_if_env_changed(var: &str) {
-    if std::env::var_os("OUT_DIR").is_some() && std::env::var_os("CARGO_MANIFEST_DIR").is_some() {
+    if std::env::var_os("OUT_DIR").is_some() && std::env::var_os("TARGET").is_some() {
         println!("cargo:rerun-if-env-changed={var}");
     }
 }

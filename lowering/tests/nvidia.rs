@@ -86,10 +86,12 @@ fn protocol(op: Op) -> Expect {
             Expect { sass: &["ATOMS"], sass_not: NOT_NATIVE, ptx: &["atom.acq_rel.cta.shared.add.u64"] }
         }
         Op::Wait => Expect { sass: &["LDS", "NANOSLEEP"], sass_not: NOT_NATIVE, ptx: &["nanosleep"] },
+        // One fetch_add per lane, which nvcc combines per warp (SHFL scan, one CAS-spin RMW:
+        // sm_90 has no 64-bit shared-memory atomic add).
         Op::ArriveAndWait | Op::CompletionArriveAndWait => Expect {
-            sass: &["ATOMS.CAS.64", "NANOSLEEP"],
+            sass: &["ATOMS.CAST.SPIN.64", "NANOSLEEP"],
             sass_not: NOT_NATIVE,
-            ptx: &["atom.acq_rel.cta.shared.cas.b64", "nanosleep"],
+            ptx: &["atom.acq_rel.cta.shared.add.u64", "nanosleep"],
         },
         Op::ArriveTx | Op::ExpectTx => {
             Expect { sass: &["ATOMS.CAS.64"], sass_not: NOT_NATIVE, ptx: &["atom.acq_rel.cta.shared.cas.b64"] }

@@ -252,11 +252,18 @@ struct protocol {
     const uint64_t delta = (uint64_t(update) * P::wave_size) << L::a_shift;
     uint64_t old = 0, done = 0;
     if (P::wave_leader()) {
+      // One release fence, then relaxed attempts (a contended CAS may take many), then an
+      // acquire fence only for the completer: the same ordering as an acq_rel RMW, without
+      // a fence per attempt.
+      P::fence(ms, mem_order::release);
       old = P::template load<ms>(w, mem_order::relaxed);
       while (!W::claimed(old) && W::pending(old) >= int64_t(update) * P::wave_size) {
-        if (P::template compare_exchange<ms>(w, old, old + delta, mem_order::acq_rel)) {
+        if (P::template compare_exchange<ms>(w, old, old + delta, mem_order::relaxed)) {
           done = 1;
-          if (W::claimed(old + delta)) complete(w, old + delta, completion);
+          if (W::claimed(old + delta)) {
+            P::fence(ms, mem_order::acquire);
+            complete(w, old + delta, completion);
+          }
           break;
         }
       }
@@ -266,15 +273,16 @@ struct protocol {
     return true;
   }
 
-  // arrive(update) and arrive_and_drop(): one fetch_add per thread, or one CAS per wave
-  // (arrive_as_wave). Returns the parity of the phase the arrival was counted in.
+  // arrive(update) and arrive_and_drop(): one fetch_add per thread (which the compiler's
+  // atomic optimizer may combine per wave, keeping each lane's own result), or one CAS per
+  // wave where the platform asks for it (arrive_as_wave). Returns the parity of the phase the arrival was counted in.
   template <class Completion>
   static XB_DEVICE bool arrive(uint64_t* w, ptrdiff_t update, Completion& completion, bool drop) {
     const uint32_t op = drop ? XB_OP_ARRIVE_AND_DROP : XB_OP_ARRIVE;
     if (XB_CHECKED && (update < 1 || update > max_count))
       fault(XB_FAULT_UPDATE_RANGE, op, w, P::template load<ms>(w, mem_order::relaxed), update, max_count);
     bool wave_parity = false;
-    if (!drop && P::wave_size > 1 && arrive_as_wave(w, uint32_t(update), completion, wave_parity)) return wave_parity;
+    if (P::wave_arrivals && !drop && arrive_as_wave(w, uint32_t(update), completion, wave_parity)) return wave_parity;
     // arrive_and_drop also lowers E by one for later phases.
     const uint64_t delta = (uint64_t(update) << L::a_shift) - (drop ? 1 : 0);
     const uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::acq_rel);

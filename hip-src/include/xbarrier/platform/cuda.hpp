@@ -19,6 +19,11 @@ extern "C" {
 __device__ xb_fault_record xb_fault_record_slot;
 }
 
+// Polls before a waiter starts to sleep (experiments: XBAR_DEVICE_DEFINES).
+#ifndef XB_CUDA_POLL_SPINS
+#define XB_CUDA_POLL_SPINS 64
+#endif
+
 namespace xb {
 namespace detail {
 
@@ -95,12 +100,18 @@ struct cuda_platform {
   }
   template <mem_scope S>
   static XB_INLINE bool compare_exchange(uint64_t* w, uint64_t& expected, uint64_t desired, mem_order o) {
-    if (in_shared<S>(w) && o == mem_order::acq_rel) {
+    if (in_shared<S>(w) && (o == mem_order::acq_rel || o == mem_order::relaxed)) {
       uint64_t old;
-      asm volatile("atom.acq_rel.cta.shared.cas.b64 %0, [%1], %2, %3;"
-                   : "=l"(old)
-                   : "r"(shared_address(w)), "l"(expected), "l"(desired)
-                   : "memory");
+      if (o == mem_order::relaxed)
+        asm volatile("atom.relaxed.cta.shared.cas.b64 %0, [%1], %2, %3;"
+                     : "=l"(old)
+                     : "r"(shared_address(w)), "l"(expected), "l"(desired)
+                     : "memory");
+      else
+        asm volatile("atom.acq_rel.cta.shared.cas.b64 %0, [%1], %2, %3;"
+                     : "=l"(old)
+                     : "r"(shared_address(w)), "l"(expected), "l"(desired)
+                     : "memory");
       const bool swapped = old == expected;
       expected = old;
       return swapped;
@@ -118,12 +129,15 @@ struct cuda_platform {
     cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda_scope<S>::value);
   }
 
-  // Wave aggregation (protocol.hpp, arrive) only for a whole converged warp arriving on one
-  // barrier with one update: every lane then agrees on the full mask, so each *_sync below
-  // names exactly the lanes that execute it. A partial mask (CCCL's sm_70 scheme with
-  // __match_any_sync over __activemask()) deadlocked on the H200 (2026-11-29: 29 lanes of a
-  // warp never arrived), so partial warps arrive lane by lane. __syncwarp orders the lanes'
-  // earlier writes before the leader's release.
+  // Whole-warp arrivals by one CAS (protocol.hpp, arrive_as_wave) are off: nvcc's atomic
+  // optimizer already combines a warp's per-lane fetch_adds into one shared-memory RMW with a
+  // prefix scan (SHFL), and that was 2-4.5x faster on the H200 than one CAS per warp
+  // (2026-11-29, bench/results/2026-11-29-h200-bench.md). The primitives stay correct for a
+  // platform that turns them on: only a whole converged warp on one barrier with one update
+  // is combined, so every lane agrees on the full mask each *_sync names (a partial
+  // __match_any_sync mask, CCCL's sm_70 scheme, deadlocked on the H200), and __syncwarp
+  // orders the lanes' earlier writes before the leader's release.
+  static constexpr bool wave_arrivals = false;
   static XB_INLINE bool wave_uniform(const uint64_t* w, uint32_t update) {
     if (__activemask() != 0xffffffffu) return false;
     int same_barrier = 0, same_update = 0;
@@ -160,7 +174,7 @@ struct cuda_platform {
   // the H200 (2026-11-29, xbar bench); polls of one word are cheap next to that.
   static XB_INLINE void backoff(uint32_t& iteration) {
     if (XB_CHECKED && aborted()) asm volatile("exit;");
-    constexpr uint32_t spins = 64;
+    constexpr uint32_t spins = XB_CUDA_POLL_SPINS;
     if (iteration >= spins) {
       const uint32_t step = (iteration - spins) / 4;
       __nanosleep(32u << (step < 3 ? step : 3));

@@ -71,6 +71,7 @@ struct host_platform {
   static XB_INLINE void after_poll() {}
 
   // No lanes on the host: arrivals are never aggregated (protocol.hpp, arrive).
+  static constexpr bool wave_arrivals = false;
   static XB_INLINE bool wave_uniform(const uint64_t*, uint32_t) { return false; }
   static XB_INLINE bool wave_leader() { return true; }
   static XB_INLINE uint64_t wave_broadcast(uint64_t v) { return v; }
