@@ -32,14 +32,14 @@ fn cxx() -> (String, Vec<String>) {
     (program, words.collect())
 }
 
-fn out_dir() -> PathBuf {
+fn out_dir(checked: bool) -> PathBuf {
     let base = option_env!("CARGO_TARGET_TMPDIR").map(PathBuf::from).unwrap_or_else(env::temp_dir);
-    let dir = base.join(format!("xbarrier-protocol-stress-{}", std::process::id()));
+    let dir = base.join(format!("xbarrier-protocol-stress-{}-checked{}", std::process::id(), u8::from(checked)));
     fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
     dir
 }
 
-fn build(root: &Path, dir: &Path) -> PathBuf {
+fn build(root: &Path, dir: &Path, checked: bool) -> PathBuf {
     let (program, pre_args) = cxx();
     let source = root.join("hip-src/tests/protocol_stress.cpp");
     let include = root.join("hip-src/include");
@@ -56,7 +56,8 @@ fn build(root: &Path, dir: &Path) -> PathBuf {
 
     let output = Command::new(&program)
         .args(&pre_args)
-        .args(["-std=c++17", "-O1", "-g", "-fsanitize=thread", "-pthread", "-DXB_CHECKED=1"])
+        .args(["-std=c++17", "-O1", "-g", "-fsanitize=thread", "-pthread"])
+        .arg(format!("-DXB_CHECKED={}", u8::from(checked)))
         .arg("-I")
         .arg(&include)
         .arg(&source)
@@ -142,11 +143,23 @@ fn parse_ops(stdout: &str) -> Option<u64> {
     field.parse().ok()
 }
 
+/// Checked device code: the claimed layouts everywhere, with the protocol's own checks.
 #[test]
 fn protocol_stress_under_thread_sanitizer() {
+    stress(true);
+}
+
+/// Unchecked device code: the direct layout for the system-scope barrier without a
+/// completion function (protocol.hpp), as release builds run it.
+#[test]
+fn protocol_stress_unchecked_under_thread_sanitizer() {
+    stress(false);
+}
+
+fn stress(checked: bool) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = out_dir();
-    let exe = build(root, &dir);
+    let dir = out_dir(checked);
+    let exe = build(root, &dir, checked);
     let args: Vec<String> = env::var("PROTOCOL_STRESS_SEED").ok().into_iter().collect();
 
     let start = Instant::now();
@@ -181,6 +194,9 @@ fn protocol_stress_under_thread_sanitizer() {
         .unwrap_or_else(|| panic!("no `protocol_stress: OK ... ops=N` line in the output: {report}"));
     assert!(ops >= MIN_OPS, "protocol_stress ran only {ops} operations, want at least {MIN_OPS}: {report}");
 
-    println!("protocol_tsan: {ops} barrier operations under ThreadSanitizer in {:.1} s", elapsed.as_secs_f64());
+    println!(
+        "protocol_tsan (checked={checked}): {ops} barrier operations under ThreadSanitizer in {:.1} s",
+        elapsed.as_secs_f64()
+    );
     let _ = fs::remove_dir_all(&dir);
 }

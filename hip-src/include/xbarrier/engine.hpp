@@ -7,6 +7,9 @@
 //                    is the PTX mbarrier object itself (platform/cuda_mbarrier.hpp). One that
 //                    turns out not to be in shared memory falls back to the protocol, as
 //                    CCCL's does.
+//   direct_engine    device or system scope without a completion function, unchecked builds,
+//                    every target: the direct layout (protocol.hpp), whose last arrival
+//                    publishes the phase in the same atomic.
 //   mbarrier_completion_engine
 //                    CUDA sm_90 native, block scope with a completion function (which CCCL
 //                    leaves on its atomics path): two mbarriers and a claim counter, below.
@@ -103,6 +106,22 @@ struct protocol_engine {
   // caller's own (later) arrival orders it.
   static XB_INLINE void copy_in_phase(void* dst, const void* src, size_t bytes, uint64_t*, bool) {
     platform::copy(dst, src, bytes);
+  }
+};
+
+// The direct layout for arrivals; waits are the protocol's (the phase bit is bit 63 in
+// every layout).
+template <thread_scope Scope>
+struct direct_engine : protocol_engine<Scope> {
+  using direct = direct_protocol<platform, Scope>;
+  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected, int64_t = 0) { direct::init(w, expected); }
+  template <class F>
+  static XB_INLINE uint64_t arrive(uint64_t* w, ptrdiff_t update, F&) {
+    return token_of_parity(direct::arrive(w, update, false));
+  }
+  template <class F>
+  static XB_INLINE void arrive_and_drop(uint64_t* w, F&) {
+    (void)direct::arrive(w, 1, true);
   }
 };
 
@@ -335,6 +354,16 @@ template <thread_scope Scope, class Completion>
 struct engine_for {
   using type = protocol_engine<Scope>;
 };
+#if !XB_CHECKED
+template <>
+struct engine_for<thread_scope_device, empty_completion> {
+  using type = direct_engine<thread_scope_device>;
+};
+template <>
+struct engine_for<thread_scope_system, empty_completion> {
+  using type = direct_engine<thread_scope_system>;
+};
+#endif
 #if XB_NATIVE_MBARRIER
 template <class Completion>
 struct engine_for<thread_scope_block, Completion> {

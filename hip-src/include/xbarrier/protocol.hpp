@@ -334,5 +334,62 @@ struct protocol {
   }
 };
 
+// ---------------------------------------------------------------------------------------
+// The direct layout: device- and system-scope barriers without a completion function, in
+// unchecked builds. Here nothing has to run between a phase's last arrival and its waiters,
+// so the last arrival publishes the phase itself and the claim-then-publish round trip (two
+// serialized device-scope atomics) leaves the critical path.
+//
+//   63   62 .................... 31   30 ............ 0
+//   R    A (32 bits)                  E (31 bits)
+//
+// 1. A phase is armed with A = 2^32 - E. An arrival adds its count to A; the one that makes A
+//    reach 2^32 carries into R, which flips: the phase is complete, in that single RMW, and
+//    A wraps to the surplus. Atomics on one word are totally ordered, so exactly one RMW
+//    carries per phase, and its thread (which sees R differ between its old and new value)
+//    arms the next phase: it adds 2^32 - E, with E as its own RMW left it (a drop counted
+//    in the finished phase lowers E for the next; one counted later does not).
+// 2. Arrivals of the next phase that land before it is armed count up from 0 (they cannot
+//    carry: far fewer than 2^32); arming adds to them rather than overwriting, so they stay
+//    counted. If they already make up the whole next phase, arming carries into R again: the
+//    arming thread completed that phase too and arms the one after (the loop below).
+// 3. Such an arrival sees R already flipped, so its token is the next phase's parity without
+//    waiting for anything. Once everyone has dropped out (E = 0) nothing is armed.
+// 4. Waiters poll R as in the claimed layouts; the carrying RMW continues the release
+//    sequences of every arrival of its phase (all are RMWs on the word), so a waiter that
+//    reads the flipped R synchronizes with all of them. Arming publishes nothing: relaxed.
+// Checked builds keep the claimed wide layout, whose state tells the checks how many
+// arrivals are pending at any time.
+// ---------------------------------------------------------------------------------------
+template <class P, thread_scope Scope>
+struct direct_protocol {
+  static constexpr mem_scope ms = scope_of(Scope);
+  static constexpr unsigned a_shift = 31;
+  static constexpr uint64_t e_mask = (uint64_t(1) << a_shift) - 1;
+  static constexpr int64_t max_count = int64_t(e_mask);
+
+  static XB_INLINE constexpr uint64_t armed(uint64_t expected) { return ((uint64_t(1) << 32) - expected) << a_shift; }
+  static XB_INLINE constexpr bool parity(uint64_t s) { return (s >> 63) != 0; }
+
+  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected) {
+    P::template store<ms>(w, armed(uint64_t(expected)) | uint64_t(expected), mem_order::relaxed);
+  }
+
+  // arrive(update) and arrive_and_drop() (which also lowers E by one for later phases).
+  static XB_DEVICE bool arrive(uint64_t* w, ptrdiff_t update, bool drop) {
+    const uint64_t delta = (uint64_t(update) << a_shift) - (drop ? 1 : 0);
+    uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::acq_rel);
+    const bool token = parity(old);
+    uint64_t now = old + delta;
+    while (parity(now) != parity(old)) {  // this RMW completed a phase: arm the next
+      const uint64_t expected = now & e_mask;
+      if (expected == 0) break;  // everyone dropped out
+      old = P::template fetch_add<ms>(w, armed(expected), mem_order::relaxed);
+      now = old + armed(expected);
+    }
+    return token;
+  }
+};
+
 }  // namespace detail
 }  // namespace xb
