@@ -10,6 +10,6 @@ for shape in ${SHAPES:-6,16,2,4 4,32,2,4 8,16,2,4 8,32,1,4 4,32,3,4 8,16,3,4 6,1
   set -- "${s[@]}"
   line=$(timeout 60 "$XBAR" bench --only reduction,copy --stages "$1" --stage-kib "$2" --blocks-per-sm "$3" \
     --consumer-warps "$4" --reps 5 --format markdown 2>&1 |
-    awk -F'|' '/xb pipeline|raw PTX pipeline|grid-stride|xb bulk copy|cudaMemcpy/ {gsub(/ /,"",$4); gsub(/ /,"",$5); printf "%s=%s ", $4, $5}')
+    awk -F'|' '/xb pipeline|raw PTX pipeline|grid-stride|xb bulk copy|cudaMemcpy/ {gsub(/ /,"",$4); gsub(/ /,"",$5); if ($5 != "") printf "%s=%s ", $4, $5}')
   printf 'stages=%s kib=%s blocks/SM=%s warps=%s: %s\n' "$1" "$2" "$3" "$4" "$line"
 done
