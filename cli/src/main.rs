@@ -6,10 +6,12 @@
 //!   a pass/fail table grouped by feature (or JSON).
 //! - `xbar bench` runs the benchmarks against their baselines and prints a table with ratios
 //!   and targets (or markdown / JSON).
+//! - `xbar lower` prints the instructions each barrier operation becomes on a GPU target.
 
 mod bench;
 mod check;
 mod info;
+mod lower;
 mod output;
 mod toolchains;
 
@@ -79,6 +81,19 @@ enum Command {
             xbar bench --only round-trip --threads 256\n  xbar bench --only reduction --stages 8 --stage-kib 32"
     )]
     Bench(bench::BenchArgs),
+    /// Print the instructions each barrier operation becomes on a GPU target
+    #[command(
+        long_about = "Compile each barrier operation (one kernel per operation, \
+            hip-src/kernels/lowering/ops.cpp) for a GPU target with the build helper's flags and \
+            print its machine instructions (SASS, from cuobjdump) or, with --ptx, its PTX. These \
+            are the listings the lowering tests assert on. Needs nvcc and cuobjdump \
+            (tools/install-toolchains.sh cuda); no GPU.",
+        after_help = "Exit status: 0 on success; 1 when the toolchain is missing or the compile fails; 2 on \
+            a usage error.\n\n\
+            Examples:\n  xbar lower --op arrive_tx\n  xbar lower --target sm_80 --op arrive,wait\n  \
+            xbar lower --variant emulated --op arrive_and_wait\n  xbar lower --op memcpy_async_tx --ptx"
+    )]
+    Lower(lower::LowerArgs),
 }
 
 fn main() -> ExitCode {
@@ -87,6 +102,7 @@ fn main() -> ExitCode {
         Command::Info => info::run(),
         Command::Check(args) => check::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Lower(args) => lower::run(&args),
     }
 }
 

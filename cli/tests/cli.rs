@@ -137,3 +137,37 @@ fn help_describes_the_commands() {
         assert!(stdout.contains(option), "{option} missing from:\n{stdout}");
     }
 }
+
+#[test]
+fn lower_rejects_unknown_names() {
+    for (args, what) in [
+        (&["lower", "--target", "sm_99"][..], "unknown target `sm_99`; known: sm_90, sm_80"),
+        (&["lower", "--op", "arrive,teleport"][..], "unknown operation `teleport`"),
+        (&["lower", "--variant", "fast"][..], "unknown variant `fast`; known: native, emulated"),
+    ] {
+        let output = xbar(args);
+        let (_, stderr) = text(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(what), "{args:?}: {stderr}");
+    }
+    let output = xbar(&["lower", "--list"]);
+    let (stdout, _) = text(&output);
+    assert!(output.status.success() && stdout.contains("operations: init, arrive, wait"), "{stdout}");
+}
+
+/// With nvcc and cuobjdump, `arrive_tx` on sm_90 lists its mbarrier instruction; without them
+/// (allowed unless XBAR_REQUIRE_TOOLCHAINS=1) the error says how to install them.
+#[test]
+fn lower_prints_the_instructions_of_an_op() {
+    let output = xbar(&["lower", "--target", "sm_90", "--op", "arrive_tx"]);
+    let (stdout, stderr) = text(&output);
+    let required = std::env::var("XBAR_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1");
+    if output.status.success() {
+        assert!(stdout.contains("== arrive_tx on sm_90 native (unchecked)"), "{stdout}");
+        assert!(stdout.contains("SYNCS.ARRIVE.TRANS64"), "{stdout}");
+    } else {
+        assert!(!required, "XBAR_REQUIRE_TOOLCHAINS=1 but xbar lower failed: {stderr}");
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("install-toolchains.sh"), "no install hint in: {stderr}");
+    }
+}

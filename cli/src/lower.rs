@@ -1,0 +1,95 @@
+//! `xbar lower`: the instructions each barrier operation becomes on a GPU target, from the
+//! same compile the lowering tests assert on (`xbarrier-lowering`).
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use clap::Args;
+use xbarrier_lowering::{Lowering, Op, Target, Variant};
+
+/// Options of `xbar lower`.
+#[derive(Debug, Args)]
+pub struct LowerArgs {
+    /// The target: sm_90 or sm_80
+    #[arg(long, default_value = "sm_90")]
+    target: String,
+    /// Operations to show, comma-separated (all when absent)
+    #[arg(long, value_delimiter = ',')]
+    op: Vec<String>,
+    /// The image variant: native (mbarrier on sm_90) or emulated (the portable protocol)
+    #[arg(long, default_value = "native")]
+    variant: String,
+    /// Checked device code (runs the protocol on every path)
+    #[arg(long)]
+    checked: bool,
+    /// Print the intermediate code (PTX) instead of the machine instructions
+    #[arg(long)]
+    ptx: bool,
+    /// List the targets and operations
+    #[arg(long)]
+    list: bool,
+}
+
+fn names<T: Copy>(all: &[T], name: fn(T) -> &'static str) -> String {
+    all.iter().map(|&t| name(t)).collect::<Vec<_>>().join(", ")
+}
+
+fn usage(message: String) -> ExitCode {
+    eprintln!("xbar: error: {message}");
+    ExitCode::from(2)
+}
+
+/// Runs `xbar lower`.
+pub fn run(args: &LowerArgs) -> ExitCode {
+    if args.list {
+        println!("targets: {}", names(&Target::ALL, Target::name));
+        println!("variants: {}", names(&Variant::ALL, Variant::name));
+        println!("operations: {}", names(&Op::ALL, Op::name));
+        return ExitCode::SUCCESS;
+    }
+    let Some(target) = Target::from_name(&args.target) else {
+        return usage(format!("unknown target `{}`; known: {}", args.target, names(&Target::ALL, Target::name)));
+    };
+    let Some(variant) = Variant::from_name(&args.variant) else {
+        return usage(format!("unknown variant `{}`; known: {}", args.variant, names(&Variant::ALL, Variant::name)));
+    };
+    let mut ops = Vec::new();
+    for name in &args.op {
+        match Op::from_name(name) {
+            Some(op) => ops.push(op),
+            None => return usage(format!("unknown operation `{name}`; known: {}", names(&Op::ALL, Op::name))),
+        }
+    }
+    if ops.is_empty() {
+        ops = Op::ALL.to_vec();
+    }
+    let lowering = match Lowering::compile(target, variant, args.checked) {
+        Ok(lowering) => lowering,
+        Err(error) => {
+            eprintln!("xbar: error: cannot lower for {target}: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mode = if args.checked { "checked" } else { "unchecked" };
+    let mut text = String::new();
+    for op in ops {
+        let code = lowering.op(op);
+        if args.ptx {
+            let _ = writeln!(text, "== {op} on {target} {variant} ({mode}): PTX of kernel {}", op.kernel());
+            let _ = writeln!(text, "{}\n", code.intermediate);
+        } else {
+            let count = code.instructions.len();
+            let _ = writeln!(
+                text,
+                "== {op} on {target} {variant} ({mode}): {count} instructions in kernel {}",
+                op.kernel()
+            );
+            for instruction in &code.instructions {
+                let _ = writeln!(text, "    {instruction}");
+            }
+            text.push('\n');
+        }
+    }
+    print!("{text}");
+    ExitCode::SUCCESS
+}
