@@ -357,7 +357,9 @@ struct protocol {
 //    waiting for anything. Once everyone has dropped out (E = 0) nothing is armed.
 // 4. Waiters poll R as in the claimed layouts; the carrying RMW continues the release
 //    sequences of every arrival of its phase (all are RMWs on the word), so a waiter that
-//    reads the flipped R synchronizes with all of them. Arming publishes nothing: relaxed.
+//    reads the flipped R synchronizes with all of them. No arrival reads what others
+//    published (there is no completion function), so arrivals are release RMWs, and arming
+//    publishes nothing: relaxed.
 // Checked builds keep the claimed wide layout, whose state tells the checks how many
 // arrivals are pending at any time.
 // ---------------------------------------------------------------------------------------
@@ -378,7 +380,7 @@ struct direct_protocol {
   // arrive(update) and arrive_and_drop() (which also lowers E by one for later phases).
   static XB_DEVICE bool arrive(uint64_t* w, ptrdiff_t update, bool drop) {
     const uint64_t delta = (uint64_t(update) << a_shift) - (drop ? 1 : 0);
-    uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::acq_rel);
+    uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::release);
     const bool token = parity(old);
     uint64_t now = old + delta;
     while (parity(now) != parity(old)) {  // this RMW completed a phase: arm the next

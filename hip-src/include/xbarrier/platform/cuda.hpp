@@ -119,15 +119,15 @@ struct cuda_platform {
     return ref<S>(*w).compare_exchange_strong(expected, desired, cuda_order(o), cuda::std::memory_order_relaxed);
   }
 
-  // Relaxed polls, then one acquire fence once the poll succeeded.
+  // Polls are acquire loads and need no fence afterwards: on sm_90 an acquire load is a
+  // plain LDS (shared, CTA scope) or a strong load plus CCTL.IVALL (GPU scope), whereas the
+  // acquire fence after a relaxed poll is MEMBAR.ALL.{CTA,GPU}.
   template <mem_scope S>
   static XB_INLINE uint64_t poll(const uint64_t* w) {
-    return load<S>(w, mem_order::relaxed);
+    return load<S>(w, mem_order::acquire);
   }
   template <mem_scope S>
-  static XB_INLINE void after_poll() {
-    cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda_scope<S>::value);
-  }
+  static XB_INLINE void after_poll() {}
 
   // Whole-warp arrivals by one CAS (protocol.hpp, arrive_as_wave) are off: nvcc's atomic
   // optimizer already combines a warp's per-lane fetch_adds into one shared-memory RMW with a
