@@ -122,13 +122,18 @@ fn memcpy_async<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     for (words, threads) in [(1u32, 1u32), (37, 8), (4096, 256)] {
         let src = ctx.device.upload(&source((words + rounds) as usize)).map_err(|e| e.to_string())?;
         let report = ctx.report()?;
+        let gdst = ctx.device.alloc::<u32>(2 * words as usize).map_err(|e| e.to_string())?;
         let config = LaunchConfig::new(2, threads).shared(words * 4);
         // SAFETY: `xbc_memcpy_async(const unsigned* src, unsigned long long* report, unsigned words,
-        // unsigned rounds)`; src holds words + rounds values.
-        let result =
-            unsafe { ctx.launch("xbc_memcpy_async", config, &[src.arg(), report.arg(), words.into(), rounds.into()]) };
+        // unsigned rounds, unsigned* gdst)`; src holds words + rounds values, gdst 2 * words.
+        let result = unsafe {
+            ctx.launch("xbc_memcpy_async", config, &[src.arg(), report.arg(), words.into(), rounds.into(), gdst.arg()])
+        };
         launched(result, "xbc_memcpy_async")?;
         check_report(&report, &format!("{words} words, {threads} threads"))?;
     }
-    Ok(Pass("single-thread and block-group copies of 4 B..16 KiB, unaligned sizes too".into()))
+    Ok(Pass(
+        "single-thread and block-group copies of 4 B..16 KiB, unaligned sizes too, aligned_size_t<16> into shared and global memory"
+            .into(),
+    ))
 }

@@ -120,15 +120,14 @@ class barrier : private detail::completion_slot<Completion> {
   XB_INLINE void arrive_and_drop() { engine::arrive_and_drop(state_, this->completion()); }
 
   XB_HOST_DEVICE static constexpr ptrdiff_t max() noexcept {
-    return detail::max_count_of<Scope, Completion, proto::max_count>::value;
+    return proto::max_count;
   }
 
  private:
   XB_INLINE Completion& completion_storage() { return this->completion(); }
 
-  // state_[0] is the barrier word (the mbarrier on the native path); the others exist for
-  // barriers with a completion function (engine.hpp).
-  alignas(8) uint64_t state_[detail::state_words<Completion>::value];
+  // The barrier word (the mbarrier object on the native path).
+  alignas(8) uint64_t state_[1];
 };
 
 }  // namespace xb
@@ -177,9 +176,12 @@ XB_INLINE void complete_tx(barrier<S, C>& b, ptrdiff_t bytes, uint32_t op = XB_O
 
 namespace device {
 
-// The 8-byte barrier word (the PTX mbarrier object on the native CUDA path).
+// The 8-byte barrier word: the PTX mbarrier object on the native CUDA path. As in CCCL, only
+// for a block-scope barrier without a completion function.
 template <thread_scope S, class C>
 XB_INLINE uint64_t* barrier_native_handle(barrier<S, C>& b) {
+  static_assert(S == thread_scope_block && __is_same(C, empty_completion),
+                "barrier_native_handle: only barrier<thread_scope_block> has a native handle");
   return detail::barrier_access::word(b);
 }
 

@@ -121,7 +121,8 @@ XB_INLINE void memcpy_async(void* dst, const void* src, Shape size, barrier<S, C
 template <class Group, class Shape, thread_scope S, class C>
 XB_INLINE void memcpy_async(const Group& group, void* dst, const void* src, Shape size, barrier<S, C>& bar) {
   using engine = typename detail::engine_for<S, C>::type;
-  if (engine::native && detail::bulk_aligned<Shape>::value) {
+  if (engine::bulk_possible(dst, src, detail::shape_bytes(size), detail::barrier_access::word(bar),
+                            detail::bulk_aligned<Shape>::value)) {
     if (group.thread_rank() == 0) memcpy_async(dst, src, size, bar);
     return;
   }

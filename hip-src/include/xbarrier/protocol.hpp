@@ -383,12 +383,14 @@ struct direct_protocol {
     uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::release);
     const bool token = parity(old);
     uint64_t now = old + delta;
+    const bool completed = parity(now) != parity(old);
     while (parity(now) != parity(old)) {  // this RMW completed a phase: arm the next
       const uint64_t expected = now & e_mask;
       if (expected == 0) break;  // everyone dropped out
       old = P::template fetch_add<ms>(w, armed(expected), mem_order::relaxed);
       now = old + armed(expected);
     }
+    if (completed) P::notify(w);  // wake parked waiters (the host backend parks idle workers)
     return token;
   }
 };

@@ -158,23 +158,36 @@ XB_KERNEL void xbc_try_wait_for(unsigned long long* seen, unsigned long long tim
 }
 
 // xb::memcpy_async (cuda::memcpy_async): one thread's copy, and a group's copy split over
-// the block, each bound to the phase the threads then arrive on and wait for.
-XB_KERNEL void xbc_memcpy_async(const unsigned* src, unsigned long long* report, unsigned words, unsigned rounds) {
+// the block, into shared memory; rounds 2 and 3 promise 16-byte alignment (aligned_size_t<16>,
+// a bulk copy on the native path when the destination is shared), and round 3 copies into
+// global memory (`gdst`, `words` per block), which the copy engine path must not take.
+XB_KERNEL void xbc_memcpy_async(const unsigned* src, unsigned long long* report, unsigned words, unsigned rounds,
+                                unsigned* gdst) {
   __shared__ xb::barrier<xb::thread_scope_block> bar;
   unsigned* smem = xb::dynamic_shared<unsigned>();
   const unsigned n = xbc::block_threads(), t = threadIdx.x;
   if (t == 0) init(&bar, n);
   __syncthreads();
   const auto block = xb::this_thread_block();
+  const bool aligned = words % 4 == 0;
+  unsigned* global_out = gdst + blockIdx.x * words;
   for (unsigned r = 0; r < rounds; ++r) {
-    const unsigned* from = src + r;
-    if (r % 2 == 0) {
-      if (t == 0) xb::memcpy_async(smem, from, words * sizeof(unsigned), bar);
+    const unsigned kind = r % 4;
+    const bool promise = aligned && kind >= 2;
+    const unsigned* from = promise ? src : src + r;
+    unsigned* to = promise && kind == 3 ? global_out : smem;
+    const size_t bytes = words * sizeof(unsigned);
+    if (kind == 0 || (kind == 2 && !promise)) {
+      if (t == 0) xb::memcpy_async(to, from, bytes, bar);
+    } else if (!promise) {
+      xb::memcpy_async(block, to, from, bytes, bar);
+    } else if (kind == 2) {
+      if (t == 0) xb::memcpy_async(to, from, xb::aligned_size_t<16>(bytes), bar);
     } else {
-      xb::memcpy_async(block, smem, from, words * sizeof(unsigned), bar);
+      xb::memcpy_async(block, to, from, xb::aligned_size_t<16>(bytes), bar);
     }
     bar.arrive_and_wait();
-    for (unsigned w = t; w < words; w += n) xbc::expect_eq(report, r * 1000000ull + w, smem[w], from[w]);
+    for (unsigned w = t; w < words; w += n) xbc::expect_eq(report, r * 1000000ull + w, to[w], from[w]);
     bar.arrive_and_wait();
   }
 }

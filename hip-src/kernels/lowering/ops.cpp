@@ -36,7 +36,7 @@ XB_KERNEL void xbl_fence_cta() { xb::membar_cta(); }
 XB_KERNEL void xbl_fence_gl() { xb::membar_gl(); }
 XB_KERNEL void xbl_fence_sys() { xb::membar_sys(); }
 
-// arrive_and_wait on a barrier with a completion function (native: two mbarriers and a claim).
+// arrive_and_wait on a barrier with a completion function (the protocol on every target).
 struct bump {
   unsigned* counter;
   XB_INLINE void operator()() noexcept { ++*counter; }

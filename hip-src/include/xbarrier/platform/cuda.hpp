@@ -146,7 +146,11 @@ struct cuda_platform {
     __syncwarp();
     return same_barrier && same_update;
   }
-  static XB_INLINE bool wave_leader() { return (threadIdx.x & 31) == 0; }
+  static XB_INLINE bool wave_leader() {
+    uint32_t lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    return lane == 0;  // threadIdx.x & 31 is not the lane in 2D blocks whose x is not a multiple of 32
+  }
   static XB_INLINE uint64_t wave_broadcast(uint64_t v) { return __shfl_sync(0xffffffffu, v, 0); }
 
   static XB_INLINE void fence(mem_scope s, mem_order o) {
