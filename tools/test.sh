@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 step() { printf '\n== %s\n' "$*"; }
 
 step "toolchains"
-bash tools/install-toolchains.sh host cuda
+bash tools/install-toolchains.sh host cuda amd   # amd: clang-19 for the AMDGPU ISA tests
 # shellcheck disable=SC1091
 . /opt/gpu-toolchains/env.sh   # nvcc for the `cuda` feature's kernel images
 export XBAR_REQUIRE_TOOLCHAINS=1   # the lowering tests must run here, not be ignored
@@ -18,7 +18,7 @@ cargo clippy --workspace --all-targets --features cuda,hip -- -D warnings
 step "GPU backends build (CUDA kernel images by nvcc; the runtimes load at run time)"
 cargo build --workspace --features cuda,hip
 
-step "tests (debug: checked device code; conformance, misuse, TSAN stress, unit, CLI; sm_80/sm_90 lowering)"
+step "tests (debug: checked device code; conformance, misuse, TSAN stress, unit, CLI; sm_80/sm_90 and gfx lowering)"
 cargo test --workspace
 
 step "conformance in release (unchecked device code)"

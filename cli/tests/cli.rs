@@ -141,7 +141,10 @@ fn help_describes_the_commands() {
 #[test]
 fn lower_rejects_unknown_names() {
     for (args, what) in [
-        (&["lower", "--target", "sm_99"][..], "unknown target `sm_99`; known: sm_90, sm_80"),
+        (
+            &["lower", "--target", "sm_99"][..],
+            "unknown target `sm_99`; known: sm_90, sm_80, gfx90a, gfx942, gfx1100, gfx1200",
+        ),
         (&["lower", "--op", "arrive,teleport"][..], "unknown operation `teleport`"),
         (&["lower", "--variant", "fast"][..], "unknown variant `fast`; known: native, emulated"),
     ] {

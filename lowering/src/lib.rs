@@ -3,6 +3,7 @@
 //! target's compiler and reads back each kernel's machine instructions and intermediate
 //! code. The lowering tests assert on it; `xbar lower` prints it.
 
+mod amd;
 mod nvidia;
 mod ops;
 
@@ -18,18 +19,36 @@ pub enum Target {
     Sm80,
     /// NVIDIA Hopper (mbarrier with tx-count and bulk copies).
     Sm90,
+    /// AMD CDNA2 (MI200), wave64.
+    Gfx90a,
+    /// AMD CDNA3 (MI300), wave64.
+    Gfx942,
+    /// AMD RDNA3, wave32.
+    Gfx1100,
+    /// AMD RDNA4, wave32 (split barrier instructions, scoped cache operations).
+    Gfx1200,
 }
 
 impl Target {
     /// Every target, in the order tables list them.
-    pub const ALL: [Target; 2] = [Target::Sm90, Target::Sm80];
+    pub const ALL: [Target; 6] =
+        [Target::Sm90, Target::Sm80, Target::Gfx90a, Target::Gfx942, Target::Gfx1100, Target::Gfx1200];
 
-    /// The name used on the command line and in tables (`sm_90`).
+    /// The name used on the command line and in tables (`sm_90`, `gfx942`).
     pub fn name(self) -> &'static str {
         match self {
             Target::Sm80 => "sm_80",
             Target::Sm90 => "sm_90",
+            Target::Gfx90a => "gfx90a",
+            Target::Gfx942 => "gfx942",
+            Target::Gfx1100 => "gfx1100",
+            Target::Gfx1200 => "gfx1200",
         }
+    }
+
+    /// Whether this is an AMDGPU target (one image: the protocol; no emulated variant).
+    pub fn is_amd(self) -> bool {
+        !matches!(self, Target::Sm80 | Target::Sm90)
     }
 
     /// The target with that [`name`](Self::name), if any.
@@ -69,8 +88,11 @@ impl std::error::Error for LowerError {}
 pub struct OpCode {
     /// Machine instructions, one per entry, without addresses or encodings (SASS on NVIDIA).
     pub instructions: Vec<String>,
-    /// The intermediate code of the kernel (PTX on NVIDIA).
+    /// The intermediate code of the kernel (PTX on NVIDIA; the annotated assembly on AMD).
     pub intermediate: String,
+    /// Bytes of per-thread scratch (private segment) the kernel needs, where the target's
+    /// compiler reports it (AMDGPU); `None` elsewhere.
+    pub scratch_bytes: Option<u64>,
 }
 
 impl OpCode {
@@ -81,6 +103,10 @@ impl OpCode {
     /// Whether any instruction's mnemonic starts with `prefix`.
     pub fn has(&self, prefix: &str) -> bool {
         self.matching(prefix).next().is_some()
+    }
+    /// Whether any whole instruction (mnemonic and operands) starts with `text`.
+    pub fn has_instruction(&self, text: &str) -> bool {
+        self.instructions.iter().any(|i| i.starts_with(text))
     }
 }
 
@@ -104,9 +130,8 @@ pub struct Lowering {
 impl Lowering {
     /// Compiles every operation for `target` in `variant`.
     pub fn compile(target: Target, variant: Variant, checked: bool) -> Result<Lowering, LowerError> {
-        let ops = match target {
-            Target::Sm80 | Target::Sm90 => nvidia::compile(target, variant, checked)?,
-        };
+        let ops =
+            if target.is_amd() { amd::compile(target, checked)? } else { nvidia::compile(target, variant, checked)? };
         Ok(Lowering { target, variant, checked, ops })
     }
 

@@ -59,7 +59,7 @@ fn compile_in(
                 .ok_or_else(|| LowerError::new(format!("cuobjdump shows no function {kernel} for {target}")))?;
             let intermediate = ptx_entry(&ptx, &kernel)
                 .ok_or_else(|| LowerError::new(format!("the PTX for {target} has no entry {kernel}")))?;
-            Ok((op, OpCode { instructions, intermediate }))
+            Ok((op, OpCode { instructions, intermediate, scratch_bytes: None }))
         })
         .collect()
 }

@@ -47,6 +47,26 @@
 #define XB_NATIVE_MBARRIER 0
 #endif
 
+// HIP without ROCm headers (clang -x hip -nogpuinc): the attributes hip_runtime.h would
+// define. With the headers included first, theirs stay.
+#if defined(XB_PLATFORM_AMDGCN)
+#ifndef __global__
+#define __global__ __attribute__((global))
+#endif
+#ifndef __device__
+#define __device__ __attribute__((device))
+#endif
+#ifndef __host__
+#define __host__ __attribute__((host))
+#endif
+#ifndef __shared__
+#define __shared__ __attribute__((shared))
+#endif
+#ifndef __forceinline__
+#define __forceinline__ inline __attribute__((always_inline))
+#endif
+#endif
+
 #if defined(XB_PLATFORM_CUDA) || defined(XB_PLATFORM_AMDGCN)
 #define XB_DEVICE __device__
 #define XB_INLINE __device__ __forceinline__

@@ -62,6 +62,56 @@ inline void syncthreads() {
 
 #endif  // XB_PLATFORM_HOST
 
+#if defined(XB_PLATFORM_AMDGCN) && !defined(__HIP_INCLUDE_HIP_HIP_RUNTIME_H)
+
+// AMDGPU without ROCm headers: indices from the work-item and work-group builtins, sizes
+// from the HSA dispatch packet (workgroup_size_x/y/z at bytes 4/6/8, grid_size_x/y/z, in
+// work-items, at bytes 12/16/20).
+#define __restrict__ __restrict
+#define __launch_bounds__(...)
+
+namespace xb {
+namespace amdgcn {
+struct uint3 {
+  unsigned x, y, z;
+};
+XB_INLINE uint3 thread_index() {
+  return uint3{__builtin_amdgcn_workitem_id_x(), __builtin_amdgcn_workitem_id_y(), __builtin_amdgcn_workitem_id_z()};
+}
+XB_INLINE uint3 block_index() {
+  return uint3{__builtin_amdgcn_workgroup_id_x(), __builtin_amdgcn_workgroup_id_y(), __builtin_amdgcn_workgroup_id_z()};
+}
+XB_INLINE uint3 block_dim() {
+  const uint16_t* packet = static_cast<const uint16_t*>(__builtin_amdgcn_dispatch_ptr());
+  return uint3{packet[2], packet[3], packet[4]};
+}
+XB_INLINE uint3 grid_dim() {
+  const uint32_t* packet = static_cast<const uint32_t*>(__builtin_amdgcn_dispatch_ptr());
+  const uint3 block = block_dim();
+  return uint3{packet[3] / block.x, packet[4] / block.y, packet[5] / block.z};
+}
+// What HIP's __syncthreads is: release, s_barrier (s_barrier_signal/wait on gfx12), acquire.
+XB_INLINE void syncthreads() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+}
+}  // namespace amdgcn
+}  // namespace xb
+
+#define threadIdx (::xb::amdgcn::thread_index())
+#define blockIdx (::xb::amdgcn::block_index())
+#define blockDim (::xb::amdgcn::block_dim())
+#define gridDim (::xb::amdgcn::grid_dim())
+#define __syncthreads() ::xb::amdgcn::syncthreads()
+#define __threadfence_block() ::xb::fence(::xb::thread_scope_block, ::xb::memory_order_seq_cst)
+#define __threadfence() ::xb::fence(::xb::thread_scope_device, ::xb::memory_order_seq_cst)
+#define __threadfence_system() ::xb::fence(::xb::thread_scope_system, ::xb::memory_order_seq_cst)
+// s_sleep takes an immediate: a short fixed sleep (64 clocks) stands for any duration.
+#define __nanosleep(ns) __builtin_amdgcn_s_sleep(1)
+
+#endif  // XB_PLATFORM_AMDGCN
+
 namespace xb {
 
 template <class T>

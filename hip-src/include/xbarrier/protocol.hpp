@@ -165,7 +165,7 @@ struct protocol {
 
   // Polls until done(state) holds; bounded in checked builds (a deadlock becomes a fault).
   template <class Done>
-  static XB_DEVICE void poll_until(const uint64_t* w, Done done, uint32_t op) {
+  static XB_INLINE void poll_until(const uint64_t* w, Done done, uint32_t op) {
     uint64_t s = P::template poll<ms>(w);
     if (XB_LIKELY(done(s))) {
       P::template after_poll<ms>();
@@ -187,14 +187,17 @@ struct protocol {
 
   // Wait until the phase of parity `parity` is published.
   static XB_DEVICE void wait_parity(const uint64_t* w, bool parity, uint32_t op = XB_OP_WAIT) {
-    poll_until(w, [parity](uint64_t s) { return W::parity(s) != parity; }, op);
+    // The parity travels as a word: a captured bool stayed in scratch memory on AMDGPU.
+    const uint64_t r = parity ? W::r_bit : 0;
+    poll_until(w, [r](uint64_t s) { return (s & W::r_bit) != r; }, op);
   }
 
   // Wait until the claimed phase of parity `parity` has been published. Not "until R
   // flips": the completer may publish this phase and the next back to back, flipping R
   // twice before we look again; the claim is gone either way.
   static XB_DEVICE void wait_claim_published(const uint64_t* w, bool parity, uint32_t op) {
-    poll_until(w, [parity](uint64_t s) { return !W::claimed(s) || W::parity(s) != parity; }, op);
+    const uint64_t r = parity ? W::r_bit : 0;
+    poll_until(w, [r](uint64_t s) { return !W::claimed(s) || (s & W::r_bit) != r; }, op);
   }
 
   // One probe. A failed probe lets the platform relax (the host yields the fiber, so that a

@@ -1,0 +1,194 @@
+// xbarrier/platform/amdgcn.hpp - the AMDGPU platform layer: the portable protocol's
+// primitives on gfx9 (CDNA, wave64), gfx11 and gfx12 (RDNA, wave32), with clang builtins
+// only, so no ROCm headers or device libraries are needed.
+//
+// The amdgcn layer and the CUDA layer (platform/cuda.hpp, the "emulated" CUDA variant) differ
+// only in these primitives; the protocol itself (protocol.hpp) is one code for both, which is
+// how the H200 runs exactly the protocol AMD GPUs run.
+//
+// - Scoped atomics: __hip_atomic_* with workgroup / agent / system scope. A block-scope word
+//   in LDS becomes ds_add_rtn_u64 / ds_cmpst_rtn_b64 (AMD has a native 64-bit LDS add).
+// - Wave aggregation: none by hand. LLVM's AMDGPU atomic optimizer combines a wave's uniform
+//   fetch_add into one lane's atomic and keeps each lane's own result (v_mbcnt scan).
+// - Fences: __builtin_amdgcn_fence(order, "workgroup" | "agent" | ""), which the backend
+//   lowers per target (buffer_wbl2/buffer_inv on gfx9, buffer_gl*_inv on gfx11,
+//   global_wb/global_inv with scopes on gfx12).
+// - Back-off: s_sleep; clock: the constant-rate real-time counter (s_memrealtime /
+//   s_sendmsg_rtn), 100 MHz on the supported targets.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../abi.h"
+#include "../scope.hpp"
+
+// The first fault of a launch; backend-hip reads it (hipModuleGetGlobal) after synchronize.
+extern "C" {
+__attribute__((device)) xb_fault_record xb_fault_record_slot;
+}
+
+namespace xb {
+namespace detail {
+
+template <mem_scope S>
+struct amdgcn_scope;
+template <>
+struct amdgcn_scope<mem_scope::block> {
+  static constexpr int value = __HIP_MEMORY_SCOPE_WORKGROUP;
+};
+template <>
+struct amdgcn_scope<mem_scope::device> {
+  static constexpr int value = __HIP_MEMORY_SCOPE_AGENT;
+};
+template <>
+struct amdgcn_scope<mem_scope::system> {
+  static constexpr int value = __HIP_MEMORY_SCOPE_SYSTEM;
+};
+
+XB_INLINE constexpr int amdgcn_order(mem_order o) {
+  return o == mem_order::relaxed   ? __ATOMIC_RELAXED
+       : o == mem_order::acquire   ? __ATOMIC_ACQUIRE
+       : o == mem_order::release   ? __ATOMIC_RELEASE
+       : o == mem_order::acq_rel   ? __ATOMIC_ACQ_REL
+                                   : __ATOMIC_SEQ_CST;
+}
+
+// A fence at one scope. The builtin wants its order and scope as literal constants (a
+// template parameter is rejected), hence one call per pair.
+#define XB_AMDGCN_FENCE_AT(order, s)                                  \
+  do {                                                               \
+    if ((s) == mem_scope::block) __builtin_amdgcn_fence(order, "workgroup"); \
+    else if ((s) == mem_scope::device) __builtin_amdgcn_fence(order, "agent"); \
+    else __builtin_amdgcn_fence(order, "");                          \
+  } while (0)
+
+struct amdgcn_platform {
+  static constexpr const char* name = "amdgcn";
+  // The target's wave size (64 on gfx9, 32 on gfx11/gfx12), from the compiler, never assumed.
+  static constexpr unsigned wave_size = __AMDGCN_WAVEFRONT_SIZE;
+  static constexpr bool wave_arrivals = false;
+
+  // The builtins take their order and scope as constants, hence one call per order.
+  template <mem_scope S>
+  static XB_INLINE uint64_t load(const uint64_t* w, mem_order o) {
+    uint64_t* p = const_cast<uint64_t*>(w);
+    if (o == mem_order::relaxed) return __hip_atomic_load(p, __ATOMIC_RELAXED, amdgcn_scope<S>::value);
+    return __hip_atomic_load(p, __ATOMIC_ACQUIRE, amdgcn_scope<S>::value);
+  }
+  template <mem_scope S>
+  static XB_INLINE void store(uint64_t* w, uint64_t v, mem_order o) {
+    if (o == mem_order::relaxed) __hip_atomic_store(w, v, __ATOMIC_RELAXED, amdgcn_scope<S>::value);
+    else __hip_atomic_store(w, v, __ATOMIC_RELEASE, amdgcn_scope<S>::value);
+  }
+  template <mem_scope S>
+  static XB_INLINE uint64_t fetch_add(uint64_t* w, uint64_t v, mem_order o) {
+    switch (o) {
+      case mem_order::relaxed: return __hip_atomic_fetch_add(w, v, __ATOMIC_RELAXED, amdgcn_scope<S>::value);
+      case mem_order::acquire: return __hip_atomic_fetch_add(w, v, __ATOMIC_ACQUIRE, amdgcn_scope<S>::value);
+      case mem_order::release: return __hip_atomic_fetch_add(w, v, __ATOMIC_RELEASE, amdgcn_scope<S>::value);
+      default: return __hip_atomic_fetch_add(w, v, __ATOMIC_ACQ_REL, amdgcn_scope<S>::value);
+    }
+  }
+  template <mem_scope S>
+  static XB_INLINE bool compare_exchange(uint64_t* w, uint64_t& expected, uint64_t desired, mem_order o) {
+    if (o == mem_order::relaxed)
+      return __hip_atomic_compare_exchange_strong(w, &expected, desired, __ATOMIC_RELAXED, __ATOMIC_RELAXED,
+                                                  amdgcn_scope<S>::value);
+    return __hip_atomic_compare_exchange_strong(w, &expected, desired, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED,
+                                                amdgcn_scope<S>::value);
+  }
+
+  // Relaxed polls, then one acquire fence once the poll succeeded (an acquire load would
+  // invalidate caches on every poll at agent scope).
+  template <mem_scope S>
+  static XB_INLINE uint64_t poll(const uint64_t* w) {
+    return load<S>(w, mem_order::relaxed);
+  }
+  template <mem_scope S>
+  static XB_INLINE void after_poll() {
+    XB_AMDGCN_FENCE_AT(__ATOMIC_ACQUIRE, S);
+  }
+
+  // Never used (wave_arrivals is false); the protocol's wave path compiles against them.
+  static XB_INLINE bool wave_uniform(const uint64_t*, uint32_t) { return false; }
+  static XB_INLINE bool wave_leader() { return true; }
+  static XB_INLINE uint64_t wave_broadcast(uint64_t v) { return v; }
+
+  static XB_INLINE void fence(mem_scope s, mem_order o) {
+    switch (o) {
+      case mem_order::relaxed: return;
+      case mem_order::acquire: XB_AMDGCN_FENCE_AT(__ATOMIC_ACQUIRE, s); return;
+      case mem_order::release: XB_AMDGCN_FENCE_AT(__ATOMIC_RELEASE, s); return;
+      case mem_order::acq_rel: XB_AMDGCN_FENCE_AT(__ATOMIC_ACQ_REL, s); return;
+      default: XB_AMDGCN_FENCE_AT(__ATOMIC_SEQ_CST, s); return;
+    }
+  }
+
+  // The real-time counter ticks at 100 MHz on gfx9, gfx11 and gfx12.
+  static XB_INLINE uint64_t now_ns() { return __builtin_readsteadycounter() * 10; }
+  static XB_INLINE uint64_t wait_timeout_ns() { return XB_DEFAULT_WAIT_TIMEOUT_NS; }
+
+  static XB_INLINE bool aborted() {
+    return __hip_atomic_load(&xb_fault_record_slot.kind, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT) != 0;
+  }
+
+  // Spin first, then s_sleep 1..8 (64 clocks each); checked builds leave a faulted launch.
+  static XB_INLINE void backoff(uint32_t& iteration) {
+    if (XB_CHECKED && aborted()) __builtin_amdgcn_endpgm();
+    constexpr uint32_t spins = 64;
+    if (iteration >= spins) {
+      const uint32_t step = (iteration - spins) / 4;
+      if (step == 0) __builtin_amdgcn_s_sleep(1);
+      else if (step == 1) __builtin_amdgcn_s_sleep(2);
+      else if (step == 2) __builtin_amdgcn_s_sleep(4);
+      else __builtin_amdgcn_s_sleep(8);
+    }
+    ++iteration;
+  }
+  static XB_INLINE void relax() {}
+  static XB_INLINE void notify(uint64_t*) {}
+
+  static XB_INLINE bool is_shared(const void* p) {
+    return __builtin_amdgcn_is_shared(p);
+  }
+
+  static XB_INLINE void copy(void* dst, const void* src, size_t bytes) {
+    if (((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | bytes) & 15) == 0) {
+      typedef unsigned v4u __attribute__((ext_vector_type(4)));
+      v4u* d = static_cast<v4u*>(dst);
+      const v4u* s = static_cast<const v4u*>(src);
+      for (size_t i = 0; i < bytes / 16; ++i) d[i] = s[i];
+    } else {
+      char* d = static_cast<char*>(dst);
+      const char* s = static_cast<const char*>(src);
+      for (size_t i = 0; i < bytes; ++i) d[i] = s[i];
+    }
+  }
+
+  // Records the first fault of the launch and ends the calling wave (s_endpgm: a wave, not
+  // a lane, is what AMDGPU can end); checked waits of the other waves see `kind` and end too.
+  [[noreturn]] static XB_INLINE void fault(xb_fault_record r) {
+    r.block[0] = __builtin_amdgcn_workgroup_id_x();
+    r.block[1] = __builtin_amdgcn_workgroup_id_y();
+    r.block[2] = __builtin_amdgcn_workgroup_id_z();
+    r.thread[0] = __builtin_amdgcn_workitem_id_x();
+    r.thread[1] = __builtin_amdgcn_workitem_id_y();
+    r.thread[2] = __builtin_amdgcn_workitem_id_z();
+    xb_fault_record* slot = &xb_fault_record_slot;
+    uint32_t unclaimed = 0;
+    if (__hip_atomic_compare_exchange_strong(&slot->op, &unclaimed, r.op, __ATOMIC_RELAXED, __ATOMIC_RELAXED,
+                                             __HIP_MEMORY_SCOPE_AGENT)) {
+      const uint32_t kind = r.kind;
+      r.kind = 0;
+      *slot = r;  // op stays claimed (same value); publish kind last
+      __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "");
+      __hip_atomic_store(&slot->kind, kind, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+    }
+    __builtin_amdgcn_endpgm();
+  }
+};
+
+using platform = amdgcn_platform;
+
+}  // namespace detail
+}  // namespace xb

@@ -1,0 +1,126 @@
+//! AMDGPU targets: clang (`$HIP_CLANG`, else clang-19) compiles the operation kernels
+//! device-only with no ROCm headers or libraries, as the build helper will, to assembly; each
+//! kernel's instructions and its private-segment (scratch) size are read back from it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::{LowerError, Op, OpCode, Target, OPS_SOURCE};
+
+/// Compiles every operation for `target`; AMD targets have one variant (the protocol).
+pub(crate) fn compile(target: Target, checked: bool) -> Result<Vec<(Op, OpCode)>, LowerError> {
+    let clang = find_clang()?;
+    let dir = std::env::temp_dir().join(format!("xbarrier-lower-{}-{target}-{}", std::process::id(), unique()));
+    std::fs::create_dir_all(&dir).map_err(|e| LowerError::new(format!("creating {}: {e}", dir.display())))?;
+    let result = compile_in(&dir, &clang, target, checked);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn unique() -> u32 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos())
+}
+
+fn compile_in(dir: &Path, clang: &Path, target: Target, checked: bool) -> Result<Vec<(Op, OpCode)>, LowerError> {
+    let source = dir.join("ops.hip");
+    std::fs::write(&source, OPS_SOURCE).map_err(|e| LowerError::new(format!("writing {}: {e}", source.display())))?;
+    let asm = dir.join("ops.s");
+    let out = Command::new(clang)
+        .args(["-x", "hip", "--cuda-device-only", "-nogpuinc", "-nogpulib", "-O3", "-S"])
+        .arg(format!("--offload-arch={target}"))
+        .arg(format!("-DXB_CHECKED={}", u8::from(checked)))
+        .arg("-I")
+        .arg(env!("XBARRIER_INCLUDE"))
+        .arg(&source)
+        .arg("-o")
+        .arg(&asm)
+        .output()
+        .map_err(|e| LowerError::new(format!("could not run {}: {e}", clang.display())))?;
+    if !out.status.success() {
+        return Err(LowerError::new(format!(
+            "{} failed for {target} ({}):\n{}",
+            clang.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    let text = std::fs::read_to_string(&asm).map_err(|e| LowerError::new(format!("reading {}: {e}", asm.display())))?;
+    Op::ALL
+        .into_iter()
+        .map(|op| {
+            let kernel = op.kernel();
+            let (instructions, intermediate) = function(&text, &kernel)
+                .ok_or_else(|| LowerError::new(format!("the {target} assembly has no kernel {kernel}")))?;
+            let scratch_bytes = Some(scratch(&text, &kernel).ok_or_else(|| {
+                LowerError::new(format!("the {target} assembly has no private segment size for {kernel}"))
+            })?);
+            Ok((op, OpCode { instructions, intermediate, scratch_bytes }))
+        })
+        .collect()
+}
+
+/// The instructions of `name` (from its label to its `.Lfunc_end` label; directives, labels
+/// and comments left out) and its text as written. A kernel may have several `s_endpgm`
+/// (a checked build's fault path ends its wave early).
+pub(crate) fn function(asm: &str, name: &str) -> Option<(Vec<String>, String)> {
+    let start = asm.lines().position(|l| l.starts_with(&format!("{name}:")))?;
+    let mut instructions = Vec::new();
+    let mut text = String::new();
+    for line in asm.lines().skip(start) {
+        if line.starts_with(".Lfunc_end") {
+            return Some((instructions, text));
+        }
+        text.push_str(line);
+        text.push('\n');
+        let code = line.split(';').next().unwrap_or("").trim();
+        if code.is_empty() || code.starts_with('.') || code.ends_with(':') {
+            continue;
+        }
+        instructions.push(code.to_owned());
+    }
+    None
+}
+
+/// `.amdhsa_private_segment_fixed_size` of kernel `name`.
+pub(crate) fn scratch(asm: &str, name: &str) -> Option<u64> {
+    let mut in_kernel = false;
+    for line in asm.lines() {
+        let line = line.trim();
+        if let Some(kernel) = line.strip_prefix(".amdhsa_kernel ") {
+            in_kernel = kernel.trim() == name;
+        } else if in_kernel {
+            if let Some(size) = line.strip_prefix(".amdhsa_private_segment_fixed_size ") {
+                return size.trim().parse().ok();
+            }
+        }
+    }
+    None
+}
+
+/// `$HIP_CLANG`, else `clang-19` on PATH (Debian's; it knows gfx90a/gfx942/gfx1100/gfx1200).
+fn find_clang() -> Result<PathBuf, LowerError> {
+    let wanted = std::env::var_os("HIP_CLANG").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("clang-19"));
+    match Command::new(&wanted).arg("--version").output() {
+        Ok(out) if out.status.success() => Ok(wanted),
+        _ => Err(LowerError::new(format!(
+            "{} (from $HIP_CLANG, else clang-19 on PATH) is not runnable; install it with `bash tools/install-toolchains.sh amd` (Debian clang-19, lld-19, clang-tools-19) or set HIP_CLANG",
+            wanted.display()
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_functions_and_scratch() {
+        let asm = "\t.text\nxbl_a:                ; @xbl_a\n; %bb.0:\n\tds_add_rtn_u64 v[0:1], v0, v[0:1] ; x\n.LBB0_1:\n\ts_sleep 1\n\ts_endpgm\n.Lfunc_end0:\n\t.section\n\t.amdhsa_kernel xbl_a\n\t\t.amdhsa_private_segment_fixed_size 0\n\t.end_amdhsa_kernel\n\t.amdhsa_kernel xbl_b\n\t\t.amdhsa_private_segment_fixed_size 8\n";
+        let (instructions, text) = function(asm, "xbl_a").expect("xbl_a");
+        assert_eq!(instructions, vec!["ds_add_rtn_u64 v[0:1], v0, v[0:1]", "s_sleep 1", "s_endpgm"]);
+        assert!(text.starts_with("xbl_a:"));
+        assert_eq!(scratch(asm, "xbl_a"), Some(0));
+        assert_eq!(scratch(asm, "xbl_b"), Some(8));
+        assert!(function(asm, "xbl_c").is_none());
+    }
+}

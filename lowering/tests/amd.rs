@@ -1,0 +1,139 @@
+//! ISA tests for the AMDGPU targets (no GPU needed): each operation compiled for gfx90a,
+//! gfx942, gfx1100 and gfx1200 must use LDS atomics on the barrier word, the `s_sleep` wait
+//! loop and each target's fence sequence, and must not use scratch memory.
+//!
+//! Without clang-19 the trials are reported ignored with the reason, unless
+//! XBAR_REQUIRE_TOOLCHAINS=1 (tools/test.sh sets it), which makes that a failure.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use xbarrier_lowering::{Lowering, Op, OpCode, Target, Variant};
+
+/// Whole instructions (mnemonic and operands) an operation must and must not start with.
+struct Expect {
+    has: Vec<&'static str>,
+    not: Vec<&'static str>,
+}
+
+/// LDS instruction names: gfx9 says write/read/cmpst, gfx11 and gfx12 store/load/cmpstore.
+struct Lds {
+    store_b64: &'static str,
+    load_b64: &'static str,
+    store_b128: &'static str,
+    cmpswap_b64: &'static str,
+}
+
+fn lds(target: Target) -> Lds {
+    match target {
+        Target::Gfx90a | Target::Gfx942 => Lds {
+            store_b64: "ds_write_b64",
+            load_b64: "ds_read_b64",
+            store_b128: "ds_write_b128",
+            cmpswap_b64: "ds_cmpst_rtn_b64",
+        },
+        _ => Lds {
+            store_b64: "ds_store_b64",
+            load_b64: "ds_load_b64",
+            store_b128: "ds_store_b128",
+            cmpswap_b64: "ds_cmpstore_rtn_b64",
+        },
+    }
+}
+
+/// The cache operations of a sequentially consistent fence at each scope (research/TOOLCHAINS.md 1.3).
+fn fence(target: Target, op: Op) -> Expect {
+    let has: Vec<&'static str> = match (target, op) {
+        // One CU per workgroup on gfx9: workgroup fences need only waits.
+        (Target::Gfx90a | Target::Gfx942, Op::FenceCta) => vec![],
+        (Target::Gfx1100, Op::FenceCta) => vec!["buffer_gl0_inv"],
+        (Target::Gfx1200, Op::FenceCta) => vec!["global_wb scope:SCOPE_SE", "global_inv scope:SCOPE_SE"],
+        (Target::Gfx90a, Op::FenceGl) => vec!["buffer_wbinvl1_vol"],
+        (Target::Gfx942, Op::FenceGl) => vec!["buffer_wbl2 sc1", "buffer_inv sc1"],
+        (Target::Gfx1100, Op::FenceGl) => vec!["buffer_gl1_inv", "buffer_gl0_inv"],
+        (Target::Gfx1200, Op::FenceGl) => vec!["global_wb scope:SCOPE_DEV", "global_inv scope:SCOPE_DEV"],
+        (Target::Gfx90a, Op::FenceSys) => vec!["buffer_wbl2", "buffer_invl2", "buffer_wbinvl1_vol"],
+        (Target::Gfx942, Op::FenceSys) => vec!["buffer_wbl2 sc0 sc1", "buffer_inv sc0 sc1"],
+        (Target::Gfx1100, Op::FenceSys) => vec!["buffer_gl1_inv", "buffer_gl0_inv"],
+        (Target::Gfx1200, Op::FenceSys) => vec!["global_wb scope:SCOPE_SYS", "global_inv scope:SCOPE_SYS"],
+        other => unreachable!("{other:?} is not a fence on an AMD target"),
+    };
+    // A workgroup fence on gfx9 touches no cache.
+    let not = if matches!((target, op), (Target::Gfx90a | Target::Gfx942, Op::FenceCta)) {
+        vec!["buffer_", "global_"]
+    } else {
+        vec![]
+    };
+    Expect { has, not }
+}
+
+fn expect(target: Target, op: Op) -> Expect {
+    let l = lds(target);
+    let sleep = "s_sleep";
+    match op {
+        Op::Init => Expect { has: vec![l.store_b64], not: vec!["ds_add", sleep] },
+        Op::Arrive | Op::ArriveAndDrop => Expect { has: vec!["ds_add_rtn_u64"], not: vec![] },
+        Op::Wait => Expect { has: vec![l.load_b64, sleep], not: vec!["ds_add", "ds_cmp"] },
+        Op::ArriveAndWait | Op::CompletionArriveAndWait => {
+            Expect { has: vec!["ds_add_rtn_u64", l.load_b64, sleep], not: vec![] }
+        }
+        Op::ArriveTx | Op::ExpectTx => Expect { has: vec![l.cmpswap_b64], not: vec![] },
+        // A wide copy by the calling thread, then complete_tx by compare-and-swap.
+        Op::MemcpyAsyncTx => Expect { has: vec![l.store_b128, l.cmpswap_b64], not: vec![] },
+        fence_op => fence(target, fence_op),
+    }
+}
+
+/// `no_scratch`: unchecked builds use no scratch at all; a checked build's fault path builds
+/// its fault record on the stack, so there only the instructions are asserted.
+fn check(code: &OpCode, expect: &Expect, no_scratch: bool) -> Result<(), String> {
+    let listing = || code.instructions.join("\n    ");
+    if no_scratch && code.scratch_bytes != Some(0) {
+        return Err(format!("uses {:?} bytes of scratch:\n    {}", code.scratch_bytes, listing()));
+    }
+    if let Some(found) = code.instructions.iter().find(|i| no_scratch && i.starts_with("scratch_")) {
+        return Err(format!("scratch access `{found}` in:\n    {}", listing()));
+    }
+    for want in &expect.has {
+        if !code.has_instruction(want) {
+            return Err(format!("no `{want}` in:\n    {}", listing()));
+        }
+    }
+    for unwanted in &expect.not {
+        if let Some(found) = code.instructions.iter().find(|i| i.starts_with(unwanted)) {
+            return Err(format!("unexpected `{found}` (no {unwanted}* allowed) in:\n    {}", listing()));
+        }
+    }
+    Ok(())
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let required = std::env::var("XBAR_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1");
+    let mut trials = Vec::new();
+    for target in [Target::Gfx90a, Target::Gfx942, Target::Gfx1100, Target::Gfx1200] {
+        for checked in [false, true] {
+            let label = format!("{target}{}", if checked { " checked" } else { "" });
+            match Lowering::compile(target, Variant::Native, checked) {
+                Ok(lowering) => {
+                    for op in Op::ALL {
+                        let code = lowering.op(op).clone();
+                        trials.push(Trial::test(format!("[{label}] {op}"), move || {
+                            check(&code, &expect(target, op), !checked).map_err(Failed::from)
+                        }));
+                    }
+                }
+                Err(error) if !required => {
+                    let reason = error.to_string().lines().next().unwrap_or("").to_owned();
+                    trials.push(
+                        Trial::test(format!("[{label}] lowering (ignored: no toolchain: {reason})"), || Ok(()))
+                            .with_ignored_flag(true),
+                    );
+                }
+                Err(error) => {
+                    let message = format!("XBAR_REQUIRE_TOOLCHAINS=1 but {label} could not be compiled: {error}");
+                    trials.push(Trial::test(format!("[{label}] lowering"), move || Err(message.into())));
+                }
+            }
+        }
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
