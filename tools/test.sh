@@ -21,6 +21,9 @@ cargo build --workspace --features cuda,hip
 step "tests (debug: checked device code; conformance, misuse, TSAN stress, unit, CLI; sm_80/sm_90 and gfx lowering)"
 cargo test --workspace
 
+step "kernel images of every backend (CUDA fatbins, AMDGPU offload bundle)"
+cargo test -p xbarrier-conformance --features cuda,hip --test images
+
 step "conformance in release (unchecked device code)"
 cargo test --release --test conformance
 

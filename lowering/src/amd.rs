@@ -2,14 +2,14 @@
 //! device-only with no ROCm headers or libraries, as the build helper will, to assembly; each
 //! kernel's instructions and its private-segment (scratch) size are read back from it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use crate::{LowerError, Op, OpCode, Target, OPS_SOURCE};
 
 /// Compiles every operation for `target`; AMD targets have one variant (the protocol).
 pub(crate) fn compile(target: Target, checked: bool) -> Result<Vec<(Op, OpCode)>, LowerError> {
-    let clang = find_clang()?;
+    let clang = xbarrier_build::find_hip_clang().map_err(|e| LowerError::new(e.to_string()))?;
     let dir = std::env::temp_dir().join(format!("xbarrier-lower-{}-{target}-{}", std::process::id(), unique()));
     std::fs::create_dir_all(&dir).map_err(|e| LowerError::new(format!("creating {}: {e}", dir.display())))?;
     let result = compile_in(&dir, &clang, target, checked);
@@ -95,18 +95,6 @@ pub(crate) fn scratch(asm: &str, name: &str) -> Option<u64> {
         }
     }
     None
-}
-
-/// `$HIP_CLANG`, else `clang-19` on PATH (Debian's; it knows gfx90a/gfx942/gfx1100/gfx1200).
-fn find_clang() -> Result<PathBuf, LowerError> {
-    let wanted = std::env::var_os("HIP_CLANG").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("clang-19"));
-    match Command::new(&wanted).arg("--version").output() {
-        Ok(out) if out.status.success() => Ok(wanted),
-        _ => Err(LowerError::new(format!(
-            "{} (from $HIP_CLANG, else clang-19 on PATH) is not runnable; install it with `bash tools/install-toolchains.sh amd` (Debian clang-19, lld-19, clang-tools-19) or set HIP_CLANG",
-            wanted.display()
-        ))),
-    }
 }
 
 #[cfg(test)]
