@@ -33,6 +33,9 @@ fn every_enabled_backend_has_a_well_formed_image() {
                     let entry = format!("hipv4-amdgcn-amd-amdhsa--{target}");
                     assert!(text.contains(&entry), "hip image has no code object for {target}");
                 }
+                // The CUDA kernel ported through cuda_compat.hpp compiled for every target.
+                let ports = text.matches("xbc_cuda_port").count();
+                assert!(ports >= 4, "xbc_cuda_port appears {ports} times in the hip image, want it in 4 code objects");
             }
         }
     }

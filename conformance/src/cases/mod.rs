@@ -1,5 +1,6 @@
 //! The case bodies, one per semantic, each generic over the backend.
 
+mod compat;
 mod grid;
 mod limits;
 mod litmus;
@@ -42,6 +43,7 @@ pub fn all_cases<B: Backend>() -> Vec<Case<B>> {
     cases.extend(grid::cases::<B>());
     cases.extend(litmus::cases::<B>());
     cases.extend(limits::cases::<B>());
+    cases.extend(compat::cases::<B>());
     cases.extend(misuse::cases::<B>());
     cases
 }
