@@ -24,7 +24,7 @@ XB_KERNEL void xbl_arrive_tx(unsigned long long* out, unsigned bytes) {
 
 XB_KERNEL void xbl_expect_tx(unsigned bytes) { xb::device::barrier_expect_tx(shared_barrier(), bytes); }
 
-XB_KERNEL void xbl_memcpy_async_tx(const uint4* src, unsigned bytes) {
+XB_KERNEL void xbl_memcpy_async_tx(const unsigned* src, unsigned bytes) {
   // The destination follows the barrier in dynamic shared memory (16-byte aligned).
   void* dst = xb::dynamic_shared<unsigned char>() + 16;
   xb::device::memcpy_async_tx(dst, src, xb::aligned_size_t<16>(bytes), shared_barrier());
