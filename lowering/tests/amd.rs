@@ -1,6 +1,7 @@
 //! ISA tests for the AMDGPU targets (no GPU needed): each operation compiled for gfx90a,
-//! gfx942, gfx1100 and gfx1200 must use LDS atomics on the barrier word, the `s_sleep` wait
-//! loop and each target's fence sequence, and must not use scratch memory.
+//! gfx942, gfx1100 and gfx1200, checked and unchecked, must use LDS atomics on the barrier
+//! word, the `s_sleep` wait loop and each target's fence sequence, and must not use scratch
+//! memory.
 //!
 //! Without clang-19 the trials are reported ignored with the reason, unless
 //! XBAR_REQUIRE_TOOLCHAINS=1 (tools/test.sh sets it), which makes that a failure.
@@ -82,14 +83,12 @@ fn expect(target: Target, op: Op) -> Expect {
     }
 }
 
-/// `no_scratch`: unchecked builds use no scratch at all; a checked build's fault path builds
-/// its fault record on the stack, so there only the instructions are asserted.
-fn check(code: &OpCode, expect: &Expect, no_scratch: bool) -> Result<(), String> {
+fn check(code: &OpCode, expect: &Expect) -> Result<(), String> {
     let listing = || code.instructions.join("\n    ");
-    if no_scratch && code.scratch_bytes != Some(0) {
+    if code.scratch_bytes != Some(0) {
         return Err(format!("uses {:?} bytes of scratch:\n    {}", code.scratch_bytes, listing()));
     }
-    if let Some(found) = code.instructions.iter().find(|i| no_scratch && i.starts_with("scratch_")) {
+    if let Some(found) = code.instructions.iter().find(|i| i.starts_with("scratch_")) {
         return Err(format!("scratch access `{found}` in:\n    {}", listing()));
     }
     for want in &expect.has {
@@ -117,7 +116,7 @@ fn main() {
                     for op in Op::ALL {
                         let code = lowering.op(op).clone();
                         trials.push(Trial::test(format!("[{label}] {op}"), move || {
-                            check(&code, &expect(target, op), !checked).map_err(Failed::from)
+                            check(&code, &expect(target, op)).map_err(Failed::from)
                         }));
                     }
                 }
