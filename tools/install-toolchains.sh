@@ -121,7 +121,9 @@ if [ "$WITH_ZIG" = 1 ]; then
   $SUDO mkdir -p "$PREFIX/bin"
   # clang-22 = zig's bundled clang driver. Its HIP device link runs "lld -flavor gnu" looked up
   # on PATH; multi-arch bundles need clang-offload-bundler (Debian's -19 one writes the container).
-  printf '#!/bin/sh\nexec "%s" clang "$@"\n' "$ZIGBIN" | $SUDO tee "$PREFIX/bin/clang-22" >/dev/null
+  # zig's clang does not find its own builtin headers (stddef.h, stdint.h) from the wheel's
+  # layout: name them (lib/include beside the zig binary).
+  printf '#!/bin/sh\nexec "%s" clang -isystem "%s/lib/include" "$@"\n' "$ZIGBIN" "$(dirname "$ZIGBIN")" | $SUDO tee "$PREFIX/bin/clang-22" >/dev/null
   printf '#!/bin/sh\n[ "$1" = "-flavor" ] && shift 2\nexec "%s" ld.lld "$@"\n' "$ZIGBIN" | $SUDO tee "$PREFIX/bin/lld" >/dev/null
   $SUDO chmod +x "$PREFIX/bin/clang-22" "$PREFIX/bin/lld"
   $SUDO ln -sfn /usr/lib/llvm-19/bin/clang-offload-bundler "$PREFIX/bin/clang-offload-bundler"

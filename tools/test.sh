@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 step() { printf '\n== %s\n' "$*"; }
 
 step "toolchains"
-bash tools/install-toolchains.sh host cuda amd   # amd: clang-19 for the AMDGPU ISA tests
+bash tools/install-toolchains.sh host cuda amd zig   # amd: clang-19, zig: clang 22 (gfx950, gfx1250)
 # shellcheck disable=SC1091
 . /opt/gpu-toolchains/env.sh   # nvcc for the `cuda` feature's kernel images
 export XBAR_REQUIRE_TOOLCHAINS=1   # the lowering tests must run here, not be ignored

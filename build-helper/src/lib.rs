@@ -220,7 +220,7 @@ impl Kernels {
         let output = out_dir.join(format!("{}.hipfb", self.name));
         let mut cmd = Command::new(&clang);
         cmd.args(["-x", "hip", "--cuda-device-only", "-nogpuinc", "-nogpulib", "-O3", "-std=c++17"])
-            .args(amdgpu_targets().iter().map(|t| format!("--offload-arch={t}")));
+            .args(amdgpu_targets(&clang).iter().map(|t| format!("--offload-arch={t}")));
         self.common_flags(&mut cmd, meta, checked);
         cmd.arg(&unity).arg("-o").arg(&output);
         run_compiler(&mut cmd, &self.name, "hip")?;
@@ -263,15 +263,45 @@ impl Kernels {
     }
 }
 
-/// AMDGPU targets: `XBAR_AMDGPU_TARGETS` (semicolon-separated) or the four clang-19 knows
-/// that the project tests (gfx950 and gfx1250 need clang 22: name them there).
-fn amdgpu_targets() -> Vec<String> {
+/// AMDGPU targets: `XBAR_AMDGPU_TARGETS` (semicolon-separated), else gfx90a, gfx942, gfx1100
+/// and gfx1200, plus gfx950 and gfx1250 when `clang` knows them (clang 22 and later).
+fn amdgpu_targets(clang: &Path) -> Vec<String> {
     rerun_if_env_changed("XBAR_AMDGPU_TARGETS");
-    match std::env::var("XBAR_AMDGPU_TARGETS") {
-        Ok(list) if !list.trim().is_empty() => {
-            list.split(';').map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned).collect()
+    if let Ok(list) = std::env::var("XBAR_AMDGPU_TARGETS") {
+        if !list.trim().is_empty() {
+            return list.split(';').map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned).collect();
         }
-        _ => ["gfx90a", "gfx942", "gfx1100", "gfx1200"].map(str::to_owned).to_vec(),
+    }
+    let mut targets: Vec<String> = ["gfx90a", "gfx942", "gfx1100", "gfx1200"].map(str::to_owned).to_vec();
+    if clang_major(clang).is_some_and(|major| major >= 22) {
+        targets.extend(["gfx950", "gfx1250"].map(str::to_owned));
+    }
+    targets
+}
+
+/// The major version `clang --version` reports ("... clang version 22.1.8 ...").
+pub fn clang_major(clang: &Path) -> Option<u32> {
+    let out = Command::new(clang).arg("--version").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = text.split("clang version ").nth(1)?;
+    version.split('.').next()?.trim().parse().ok()
+}
+
+/// clang 22 for gfx950 and gfx1250: `$HIP_CLANG22`, else `clang-22` on PATH (the ziglang
+/// wheel's, from `tools/install-toolchains.sh zig`).
+pub fn find_hip_clang_22() -> Result<PathBuf, BuildError> {
+    rerun_if_env_changed("HIP_CLANG22");
+    let candidate = std::env::var_os("HIP_CLANG22").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("clang-22"));
+    match clang_major(&candidate) {
+        Some(major) if major >= 22 => Ok(candidate),
+        Some(major) => fail(format!(
+            "{} is clang {major}; gfx950 and gfx1250 need clang 22 or later. fix: `bash tools/install-toolchains.sh zig` (clang 22 from the ziglang wheel), or set HIP_CLANG22",
+            candidate.display()
+        )),
+        None => fail(format!(
+            "gfx950 and gfx1250 need clang 22, and {} ($HIP_CLANG22, else clang-22 on PATH) is not runnable. fix: `bash tools/install-toolchains.sh zig && source /opt/gpu-toolchains/env.sh`, or set HIP_CLANG22",
+            candidate.display()
+        )),
     }
 }
 

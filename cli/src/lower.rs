@@ -10,7 +10,7 @@ use xbarrier_lowering::{Lowering, Op, Target, Variant};
 /// Options of `xbar lower`.
 #[derive(Debug, Args)]
 pub struct LowerArgs {
-    /// The target: sm_90, sm_80, gfx90a, gfx942, gfx1100 or gfx1200
+    /// The target: sm_90, sm_80, gfx90a, gfx942, gfx950, gfx1100, gfx1200 or gfx1250
     #[arg(long, default_value = "sm_90")]
     target: String,
     /// Operations to show, comma-separated (all when absent)

@@ -1,4 +1,5 @@
-//! AMDGPU targets: clang (`$HIP_CLANG`, else clang-19) compiles the operation kernels
+//! AMDGPU targets: clang (`$HIP_CLANG`, else clang-19; clang 22 for gfx950 and gfx1250)
+//! compiles the operation kernels
 //! device-only with no ROCm headers or libraries, as the build helper will, to assembly; each
 //! kernel's instructions and its private-segment (scratch) size are read back from it.
 
@@ -9,7 +10,9 @@ use crate::{LowerError, Op, OpCode, Target, OPS_SOURCE};
 
 /// Compiles every operation for `target`; AMD targets have one variant (the protocol).
 pub(crate) fn compile(target: Target, checked: bool) -> Result<Vec<(Op, OpCode)>, LowerError> {
-    let clang = xbarrier_build::find_hip_clang().map_err(|e| LowerError::new(e.to_string()))?;
+    let clang =
+        if target.needs_clang_22() { xbarrier_build::find_hip_clang_22() } else { xbarrier_build::find_hip_clang() }
+            .map_err(|e| LowerError::new(e.to_string()))?;
     let dir = std::env::temp_dir().join(format!("xbarrier-lower-{}-{target}-{}", std::process::id(), unique()));
     std::fs::create_dir_all(&dir).map_err(|e| LowerError::new(format!("creating {}: {e}", dir.display())))?;
     let result = compile_in(&dir, &clang, target, checked);

@@ -23,16 +23,28 @@ pub enum Target {
     Gfx90a,
     /// AMD CDNA3 (MI300), wave64.
     Gfx942,
+    /// AMD CDNA4 (MI350), wave64; needs clang 22.
+    Gfx950,
     /// AMD RDNA3, wave32.
     Gfx1100,
     /// AMD RDNA4, wave32 (split barrier instructions, scoped cache operations).
     Gfx1200,
+    /// AMD gfx1250, wave32; needs clang 22.
+    Gfx1250,
 }
 
 impl Target {
     /// Every target, in the order tables list them.
-    pub const ALL: [Target; 6] =
-        [Target::Sm90, Target::Sm80, Target::Gfx90a, Target::Gfx942, Target::Gfx1100, Target::Gfx1200];
+    pub const ALL: [Target; 8] = [
+        Target::Sm90,
+        Target::Sm80,
+        Target::Gfx90a,
+        Target::Gfx942,
+        Target::Gfx950,
+        Target::Gfx1100,
+        Target::Gfx1200,
+        Target::Gfx1250,
+    ];
 
     /// The name used on the command line and in tables (`sm_90`, `gfx942`).
     pub fn name(self) -> &'static str {
@@ -41,14 +53,21 @@ impl Target {
             Target::Sm90 => "sm_90",
             Target::Gfx90a => "gfx90a",
             Target::Gfx942 => "gfx942",
+            Target::Gfx950 => "gfx950",
             Target::Gfx1100 => "gfx1100",
             Target::Gfx1200 => "gfx1200",
+            Target::Gfx1250 => "gfx1250",
         }
     }
 
     /// Whether this is an AMDGPU target (one image: the protocol; no emulated variant).
     pub fn is_amd(self) -> bool {
         !matches!(self, Target::Sm80 | Target::Sm90)
+    }
+
+    /// Whether compiling for it needs clang 22 (clang-19 rejects the target).
+    pub fn needs_clang_22(self) -> bool {
+        matches!(self, Target::Gfx950 | Target::Gfx1250)
     }
 
     /// The target with that [`name`](Self::name), if any.

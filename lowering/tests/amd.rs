@@ -1,9 +1,10 @@
 //! ISA tests for the AMDGPU targets (no GPU needed): each operation compiled for gfx90a,
-//! gfx942, gfx1100 and gfx1200, checked and unchecked, must use LDS atomics on the barrier
+//! gfx942, gfx1100 and gfx1200 (clang-19) and gfx950 and gfx1250 (clang 22), checked and
+//! unchecked, must use LDS atomics on the barrier
 //! word, the `s_sleep` wait loop and each target's fence sequence, and must not use scratch
 //! memory.
 //!
-//! Without clang-19 the trials are reported ignored with the reason, unless
+//! Without the compiler the trials are reported ignored with the reason, unless
 //! XBAR_REQUIRE_TOOLCHAINS=1 (tools/test.sh sets it), which makes that a failure.
 
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -25,7 +26,7 @@ struct Lds {
 
 fn lds(target: Target) -> Lds {
     match target {
-        Target::Gfx90a | Target::Gfx942 => Lds {
+        Target::Gfx90a | Target::Gfx942 | Target::Gfx950 => Lds {
             store_b64: "ds_write_b64",
             load_b64: "ds_read_b64",
             store_b128: "ds_write_b128",
@@ -43,26 +44,32 @@ fn lds(target: Target) -> Lds {
 /// The cache operations of a sequentially consistent fence at each scope (research/TOOLCHAINS.md 1.3).
 fn fence(target: Target, op: Op) -> Expect {
     let has: Vec<&'static str> = match (target, op) {
-        // One CU per workgroup on gfx9: workgroup fences need only waits.
-        (Target::Gfx90a | Target::Gfx942, Op::FenceCta) => vec![],
+        // One CU per workgroup on gfx9 (and no cache for workgroups to share on gfx1250):
+        // workgroup fences need only waits.
+        (Target::Gfx90a | Target::Gfx942 | Target::Gfx950 | Target::Gfx1250, Op::FenceCta) => vec![],
         (Target::Gfx1100, Op::FenceCta) => vec!["buffer_gl0_inv"],
         (Target::Gfx1200, Op::FenceCta) => vec!["global_wb scope:SCOPE_SE", "global_inv scope:SCOPE_SE"],
         (Target::Gfx90a, Op::FenceGl) => vec!["buffer_wbinvl1_vol"],
-        (Target::Gfx942, Op::FenceGl) => vec!["buffer_wbl2 sc1", "buffer_inv sc1"],
+        (Target::Gfx942 | Target::Gfx950, Op::FenceGl) => vec!["buffer_wbl2 sc1", "buffer_inv sc1"],
         (Target::Gfx1100, Op::FenceGl) => vec!["buffer_gl1_inv", "buffer_gl0_inv"],
-        (Target::Gfx1200, Op::FenceGl) => vec!["global_wb scope:SCOPE_DEV", "global_inv scope:SCOPE_DEV"],
+        (Target::Gfx1200 | Target::Gfx1250, Op::FenceGl) => {
+            vec!["global_wb scope:SCOPE_DEV", "global_inv scope:SCOPE_DEV"]
+        }
         (Target::Gfx90a, Op::FenceSys) => vec!["buffer_wbl2", "buffer_invl2", "buffer_wbinvl1_vol"],
-        (Target::Gfx942, Op::FenceSys) => vec!["buffer_wbl2 sc0 sc1", "buffer_inv sc0 sc1"],
+        (Target::Gfx942 | Target::Gfx950, Op::FenceSys) => vec!["buffer_wbl2 sc0 sc1", "buffer_inv sc0 sc1"],
         (Target::Gfx1100, Op::FenceSys) => vec!["buffer_gl1_inv", "buffer_gl0_inv"],
-        (Target::Gfx1200, Op::FenceSys) => vec!["global_wb scope:SCOPE_SYS", "global_inv scope:SCOPE_SYS"],
+        (Target::Gfx1200 | Target::Gfx1250, Op::FenceSys) => {
+            vec!["global_wb scope:SCOPE_SYS", "global_inv scope:SCOPE_SYS"]
+        }
         other => unreachable!("{other:?} is not a fence on an AMD target"),
     };
     // A workgroup fence on gfx9 touches no cache.
-    let not = if matches!((target, op), (Target::Gfx90a | Target::Gfx942, Op::FenceCta)) {
-        vec!["buffer_", "global_"]
-    } else {
-        vec![]
-    };
+    let not =
+        if matches!((target, op), (Target::Gfx90a | Target::Gfx942 | Target::Gfx950 | Target::Gfx1250, Op::FenceCta)) {
+            vec!["buffer_", "global_"]
+        } else {
+            vec![]
+        };
     Expect { has, not }
 }
 
@@ -108,7 +115,7 @@ fn main() {
     let args = Arguments::from_args();
     let required = std::env::var("XBAR_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1");
     let mut trials = Vec::new();
-    for target in [Target::Gfx90a, Target::Gfx942, Target::Gfx1100, Target::Gfx1200] {
+    for target in Target::ALL.into_iter().filter(|t| t.is_amd()) {
         for checked in [false, true] {
             let label = format!("{target}{}", if checked { " checked" } else { "" });
             match Lowering::compile(target, Variant::Native, checked) {

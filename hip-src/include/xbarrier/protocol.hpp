@@ -252,7 +252,7 @@ struct protocol {
   template <class Completion>
   static XB_DEVICE bool arrive_as_wave(uint64_t* w, uint32_t update, Completion& completion, bool& parity) {
     if (!P::wave_uniform(w, update)) return false;
-    const uint64_t delta = (uint64_t(update) * P::wave_size) << L::a_shift;
+    const uint64_t delta = (uint64_t(update) * P::wave_size()) << L::a_shift;
     uint64_t old = 0, done = 0;
     if (P::wave_leader()) {
       // One release fence, then relaxed attempts (a contended CAS may take many), then an
@@ -260,7 +260,7 @@ struct protocol {
       // a fence per attempt.
       P::fence(ms, mem_order::release);
       old = P::template load<ms>(w, mem_order::relaxed);
-      while (!W::claimed(old) && W::pending(old) >= int64_t(update) * P::wave_size) {
+      while (!W::claimed(old) && W::pending(old) >= int64_t(update) * P::wave_size()) {
         if (P::template compare_exchange<ms>(w, old, old + delta, mem_order::relaxed)) {
           done = 1;
           if (W::claimed(old + delta)) {

@@ -64,8 +64,9 @@ XB_INLINE constexpr int amdgcn_order(mem_order o) {
 
 struct amdgcn_platform {
   static constexpr const char* name = "amdgcn";
-  // The target's wave size (64 on gfx9, 32 on gfx11/gfx12), from the compiler, never assumed.
-  static constexpr unsigned wave_size = __AMDGCN_WAVEFRONT_SIZE;
+  // The wave size (64 on gfx9, 32 on gfx11/gfx12), read from the hardware, never assumed
+  // (clang 22 no longer predefines __AMDGCN_WAVEFRONT_SIZE).
+  static XB_INLINE unsigned wave_size() { return __builtin_amdgcn_wavefrontsize(); }
   static constexpr bool wave_arrivals = false;
 
   // The builtins take their order and scope as constants, hence one call per order.

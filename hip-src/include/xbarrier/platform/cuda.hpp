@@ -52,7 +52,7 @@ XB_INLINE constexpr cuda::std::memory_order cuda_order(mem_order o) {
 
 struct cuda_platform {
   static constexpr const char* name = "cuda-emulated";
-  static constexpr unsigned wave_size = 32;
+  static XB_INLINE constexpr unsigned wave_size() { return 32; }
 
   template <mem_scope S>
   using ref = cuda::atomic_ref<uint64_t, cuda_scope<S>::value>;

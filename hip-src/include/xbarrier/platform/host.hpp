@@ -40,7 +40,7 @@ namespace detail {
 struct host_platform {
   static constexpr const char* name = "host";
   // No lockstep lanes on the CPU: every kernel thread is its own "wave".
-  static constexpr unsigned wave_size = 1;
+  static inline constexpr unsigned wave_size() { return 1; }
 
   template <mem_scope S>
   static XB_INLINE uint64_t load(const uint64_t* w, mem_order o) {
