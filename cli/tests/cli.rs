@@ -143,7 +143,7 @@ fn lower_rejects_unknown_names() {
     for (args, what) in [
         (
             &["lower", "--target", "sm_99"][..],
-            "unknown target `sm_99`; known: sm_90, sm_80, gfx90a, gfx942, gfx1100, gfx1200",
+            "unknown target `sm_99`; known: sm_90, sm_80, gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1250",
         ),
         (&["lower", "--op", "arrive,teleport"][..], "unknown operation `teleport`"),
         (&["lower", "--variant", "fast"][..], "unknown variant `fast`; known: native, emulated"),
