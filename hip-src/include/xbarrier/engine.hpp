@@ -94,7 +94,8 @@ struct protocol_engine {
 };
 
 // The direct layout for arrivals; waits are the protocol's (the phase bit is bit 63 in
-// every layout).
+// every layout). The inherited tx operations are never reached: barrier_object.hpp lets tx
+// through only at block scope.
 template <thread_scope Scope>
 struct direct_engine : protocol_engine<Scope> {
   using direct = direct_protocol<platform, Scope>;
