@@ -95,29 +95,29 @@ class barrier : private detail::completion_slot<Completion> {
   barrier& operator=(const barrier&) = delete;
 
   XB_INLINE barrier(ptrdiff_t expected, Completion completion = Completion()) : slot(completion) {
-    engine::init(state_, expected, max());
+    engine::init(&state_, expected);
   }
 
   XB_INLINE friend void init(barrier* b, ptrdiff_t expected, Completion completion = Completion()) {
     detail::construct_completion(b->completion_storage(), completion);
-    engine::init(b->state_, expected, max());
+    engine::init(&b->state_, expected);
   }
 
   [[nodiscard]] XB_INLINE arrival_token arrive(ptrdiff_t update = 1) {
-    return arrival_token(engine::arrive(state_, update, this->completion()));
+    return arrival_token(engine::arrive(&state_, update, this->completion()));
   }
-  XB_INLINE void wait(arrival_token&& token) const { engine::wait(state_, token.state()); }
-  XB_INLINE void wait_parity(bool parity) const { engine::wait_parity(state_, parity); }
-  [[nodiscard]] XB_INLINE bool try_wait(arrival_token&& token) const { return engine::test(state_, token.state()); }
-  [[nodiscard]] XB_INLINE bool try_wait_parity(bool parity) const { return engine::test_parity(state_, parity); }
+  XB_INLINE void wait(arrival_token&& token) const { engine::wait(&state_, token.state()); }
+  XB_INLINE void wait_parity(bool parity) const { engine::wait_parity(&state_, parity); }
+  [[nodiscard]] XB_INLINE bool try_wait(arrival_token&& token) const { return engine::test(&state_, token.state()); }
+  [[nodiscard]] XB_INLINE bool try_wait_parity(bool parity) const { return engine::test_parity(&state_, parity); }
   [[nodiscard]] XB_INLINE bool try_wait_for(arrival_token&& token, nanoseconds timeout) const {
-    return engine::wait_for(state_, token.state(), timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
+    return engine::wait_for(&state_, token.state(), timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
   }
   [[nodiscard]] XB_INLINE bool try_wait_parity_for(bool parity, nanoseconds timeout) const {
-    return engine::wait_parity_for(state_, parity, timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
+    return engine::wait_parity_for(&state_, parity, timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
   }
   XB_INLINE void arrive_and_wait() { wait(arrive()); }
-  XB_INLINE void arrive_and_drop() { engine::arrive_and_drop(state_, this->completion()); }
+  XB_INLINE void arrive_and_drop() { engine::arrive_and_drop(&state_, this->completion()); }
 
   XB_HOST_DEVICE static constexpr ptrdiff_t max() noexcept {
     return proto::max_count;
@@ -127,7 +127,7 @@ class barrier : private detail::completion_slot<Completion> {
   XB_INLINE Completion& completion_storage() { return this->completion(); }
 
   // The barrier word (the mbarrier object on the native path).
-  alignas(8) uint64_t state_[1];
+  alignas(8) uint64_t state_;
 };
 
 }  // namespace xb
@@ -137,7 +137,7 @@ namespace xb {
 namespace detail {
 struct barrier_access {
   template <thread_scope S, class C>
-  static XB_INLINE uint64_t* word(barrier<S, C>& b) { return b.state_; }
+  static XB_INLINE uint64_t* word(barrier<S, C>& b) { return &b.state_; }
   template <thread_scope S, class C>
   static XB_INLINE C& completion(barrier<S, C>& b) { return b.completion(); }
 };

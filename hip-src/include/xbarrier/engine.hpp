@@ -43,11 +43,8 @@ XB_INLINE constexpr bool parity_of_token(uint64_t token) { return (token >> 63) 
 template <thread_scope Scope>
 struct protocol_engine {
   using proto = protocol<platform, Scope>;
-  static constexpr bool native = false;
 
-  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected, int64_t limit = proto::max_count) {
-    proto::init(w, expected, limit);
-  }
+  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected) { proto::init(w, expected); }
   template <class F>
   static XB_INLINE uint64_t arrive(uint64_t* w, ptrdiff_t update, F& completion) {
     return token_of_parity(proto::arrive(w, update, completion, false));
@@ -99,7 +96,7 @@ struct protocol_engine {
 template <thread_scope Scope>
 struct direct_engine : protocol_engine<Scope> {
   using direct = direct_protocol<platform, Scope>;
-  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected, int64_t = 0) { direct::init(w, expected); }
+  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected) { direct::init(w, expected); }
   template <class F>
   static XB_INLINE uint64_t arrive(uint64_t* w, ptrdiff_t update, F&) {
     return token_of_parity(direct::arrive(w, update, false));
@@ -115,11 +112,10 @@ struct direct_engine : protocol_engine<Scope> {
 // folds the test away; a block-scope barrier in global memory takes the protocol.
 struct mbarrier_engine {
   using fallback = protocol_engine<thread_scope_block>;
-  static constexpr bool native = true;
   static XB_INLINE bool here(const uint64_t* w) { return __isShared(w); }
 
-  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected, int64_t limit) {
-    if (!here(w)) return fallback::init(w, expected, limit);
+  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected) {
+    if (!here(w)) return fallback::init(w, expected);
     mbarrier::init(w, uint32_t(expected));
     mbarrier::fence_init();
   }
@@ -149,26 +145,29 @@ struct mbarrier_engine {
   static XB_INLINE bool test_parity(const uint64_t* w, bool parity) {
     return here(w) ? mbarrier::test_wait_parity(w, parity) : fallback::test_parity(w, parity);
   }
-  // try_wait with the remaining time as its suspend hint, until done or out of time.
-  static XB_INLINE bool wait_for(const uint64_t* w, uint64_t token, uint64_t ns) {
-    if (!here(w)) return fallback::wait_for(w, token, ns);
+  // Until the phase completes or `ns` have passed: try_wait with the time left as its
+  // suspend hint (`probe(hint)`), and one last non-blocking test (`probe(0)`) at the end.
+  template <class Probe>
+  static XB_INLINE bool bounded(uint64_t ns, Probe probe) {
     const uint64_t start = platform::now_ns();
     for (;;) {
       const uint64_t spent = platform::now_ns() - start;
-      if (spent >= ns) return mbarrier::test_wait(w, token);
+      if (spent >= ns) return probe(0u);
       const uint64_t left = ns - spent;
-      if (mbarrier::try_wait_hint(w, token, left > 0xffffffffu ? 0xffffffffu : uint32_t(left))) return true;
+      if (probe(left > 0xffffffffu ? 0xffffffffu : uint32_t(left))) return true;
     }
+  }
+  static XB_INLINE bool wait_for(const uint64_t* w, uint64_t token, uint64_t ns) {
+    if (!here(w)) return fallback::wait_for(w, token, ns);
+    return bounded(ns, [w, token](uint32_t hint) {
+      return hint ? mbarrier::try_wait_hint(w, token, hint) : mbarrier::test_wait(w, token);
+    });
   }
   static XB_INLINE bool wait_parity_for(const uint64_t* w, bool parity, uint64_t ns) {
     if (!here(w)) return fallback::wait_parity_for(w, parity, ns);
-    const uint64_t start = platform::now_ns();
-    for (;;) {
-      const uint64_t spent = platform::now_ns() - start;
-      if (spent >= ns) return mbarrier::test_wait_parity(w, parity);
-      const uint64_t left = ns - spent;
-      if (mbarrier::try_wait_parity_hint(w, parity, left > 0xffffffffu ? 0xffffffffu : uint32_t(left))) return true;
-    }
+    return bounded(ns, [w, parity](uint32_t hint) {
+      return hint ? mbarrier::try_wait_parity_hint(w, parity, hint) : mbarrier::test_wait_parity(w, parity);
+    });
   }
   // arrive.expect_tx has no arrival count: for more than one arrival, raise the tx-count
   // first (the phase cannot complete in between: our arrivals are still pending).

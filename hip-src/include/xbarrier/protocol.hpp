@@ -1,7 +1,7 @@
 // xbarrier/protocol.hpp - the portable barrier protocol: cuda::barrier's phases, arrival
 // counts and tx-count on one 8-byte word, written against a platform layer P
 // (platform/host.hpp, platform/amdgcn.hpp, platform/cuda.hpp) that supplies scoped atomics,
-// fences, back-off, wave aggregation and fault reporting. The same code runs on AMD GPUs, on
+// fences, back-off and fault reporting. The same code runs on AMD GPUs, on
 // NVIDIA GPUs (the "emulated" variant) and on CPU threads.
 //
 // ---------------------------------------------------------------------------------------
@@ -23,7 +23,7 @@
 // Why this is correct
 //
 // 1. A phase completes when Z is set and T == 0 ("claimed"). Arrivals change only A/Z/E
-//    with one fetch_add (or one CAS for a whole wave, arrive_as_wave); tx operations (arrive_tx, expect_tx, complete_tx) change T with a
+//    with one fetch_add; tx operations (arrive_tx, expect_tx, complete_tx) change T with a
 //    compare-and-swap. Every operation that turns a non-claimed word into a claimed one
 //    sees that transition in its own atomic result, and atomics on one word are totally
 //    ordered, so exactly one operation claims each phase: its thread is the completer.
@@ -147,15 +147,14 @@ struct protocol {
     P::fault(r);
   }
 
-  // `limit` is the barrier type's max() (a completion function's barrier may take less).
-  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected, int64_t limit = max_count) {
-    if (XB_CHECKED && (expected < 1 || expected > limit)) {
+  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected) {
+    if (XB_CHECKED && (expected < 1 || expected > max_count)) {
       xb_fault_record r = {};  // the word is not initialized yet: no state to report
       r.kind = XB_FAULT_INIT_COUNT;
       r.op = XB_OP_INIT;
       r.barrier = reinterpret_cast<uint64_t>(w);
       r.value = expected;
-      r.limit = limit;
+      r.limit = max_count;
       r.pending = r.expected = -1;
       r.scope = static_cast<uint32_t>(Scope);
       P::fault(r);
@@ -244,48 +243,14 @@ struct protocol {
     }
   }
 
-  // A whole wave arriving on one barrier with one update: its leader adds all the wave's
-  // arrivals with one compare-and-swap, if they all belong to the current phase (pending >=
-  // total, not claimed), so every lane's token is that phase's parity. Otherwise (the wave
-  // would span two phases, or a completion step is running) nothing is added and every lane
-  // arrives on its own. Returns whether the wave arrived; `parity` is then its phase's.
-  template <class Completion>
-  static XB_DEVICE bool arrive_as_wave(uint64_t* w, uint32_t update, Completion& completion, bool& parity) {
-    if (!P::wave_uniform(w, update)) return false;
-    const uint64_t delta = (uint64_t(update) * P::wave_size()) << L::a_shift;
-    uint64_t old = 0, done = 0;
-    if (P::wave_leader()) {
-      // One release fence, then relaxed attempts (a contended CAS may take many), then an
-      // acquire fence only for the completer: the same ordering as an acq_rel RMW, without
-      // a fence per attempt.
-      P::fence(ms, mem_order::release);
-      old = P::template load<ms>(w, mem_order::relaxed);
-      while (!W::claimed(old) && W::pending(old) >= int64_t(update) * P::wave_size()) {
-        if (P::template compare_exchange<ms>(w, old, old + delta, mem_order::relaxed)) {
-          done = 1;
-          if (W::claimed(old + delta)) {
-            P::fence(ms, mem_order::acquire);
-            complete(w, old + delta, completion);
-          }
-          break;
-        }
-      }
-    }
-    if (!P::wave_broadcast(done)) return false;
-    parity = W::parity(P::wave_broadcast(old));
-    return true;
-  }
-
-  // arrive(update) and arrive_and_drop(): one fetch_add per thread (which the compiler's
-  // atomic optimizer may combine per wave, keeping each lane's own result), or one CAS per
-  // wave where the platform asks for it (arrive_as_wave). Returns the parity of the phase the arrival was counted in.
+  // arrive(update) and arrive_and_drop(): one fetch_add per thread, which the compilers'
+  // atomic optimizers combine per wave while keeping each lane's own result (nvcc: a SHFL
+  // scan; LLVM AMDGPU: v_mbcnt). Returns the parity of the phase the arrival was counted in.
   template <class Completion>
   static XB_DEVICE bool arrive(uint64_t* w, ptrdiff_t update, Completion& completion, bool drop) {
     const uint32_t op = drop ? XB_OP_ARRIVE_AND_DROP : XB_OP_ARRIVE;
     if (XB_CHECKED && (update < 1 || update > max_count))
       fault(XB_FAULT_UPDATE_RANGE, op, w, P::template load<ms>(w, mem_order::relaxed), update, max_count);
-    bool wave_parity = false;
-    if (P::wave_arrivals && !drop && arrive_as_wave(w, uint32_t(update), completion, wave_parity)) return wave_parity;
     // arrive_and_drop also lowers E by one for later phases.
     const uint64_t delta = (uint64_t(update) << L::a_shift) - (drop ? 1 : 0);
     const uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::acq_rel);

@@ -21,6 +21,7 @@
 
 #include "../abi.h"
 #include "../scope.hpp"
+#include "wide_copy.hpp"
 
 // The first fault of a launch; backend-hip reads it (hipModuleGetGlobal) after synchronize.
 extern "C" {
@@ -64,10 +65,6 @@ XB_INLINE constexpr int amdgcn_order(mem_order o) {
 
 struct amdgcn_platform {
   static constexpr const char* name = "amdgcn";
-  // The wave size (64 on gfx9, 32 on gfx11/gfx12), read from the hardware, never assumed
-  // (clang 22 no longer predefines __AMDGCN_WAVEFRONT_SIZE).
-  static XB_INLINE unsigned wave_size() { return __builtin_amdgcn_wavefrontsize(); }
-  static constexpr bool wave_arrivals = false;
 
   // The builtins take their order and scope as constants, hence one call per order.
   template <mem_scope S>
@@ -110,10 +107,6 @@ struct amdgcn_platform {
     XB_AMDGCN_FENCE_AT(__ATOMIC_ACQUIRE, S);
   }
 
-  // Never used (wave_arrivals is false); the protocol's wave path compiles against them.
-  static XB_INLINE bool wave_uniform(const uint64_t*, uint32_t) { return false; }
-  static XB_INLINE bool wave_leader() { return true; }
-  static XB_INLINE uint64_t wave_broadcast(uint64_t v) { return v; }
 
   static XB_INLINE void fence(mem_scope s, mem_order o) {
     switch (o) {
@@ -154,17 +147,10 @@ struct amdgcn_platform {
   }
 
   static XB_INLINE void copy(void* dst, const void* src, size_t bytes) {
-    if (((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | bytes) & 15) == 0) {
-      typedef unsigned v4u __attribute__((ext_vector_type(4)));
-      v4u* d = static_cast<v4u*>(dst);
-      const v4u* s = static_cast<const v4u*>(src);
-      for (size_t i = 0; i < bytes / 16; ++i) d[i] = s[i];
-    } else {
-      char* d = static_cast<char*>(dst);
-      const char* s = static_cast<const char*>(src);
-      for (size_t i = 0; i < bytes; ++i) d[i] = s[i];
-    }
+    typedef unsigned v4u __attribute__((ext_vector_type(4)));
+    wide_copy<v4u>(dst, src, bytes);
   }
+
 
   // Records the first fault of the launch and ends the calling wave (s_endpgm: a wave, not
   // a lane, is what AMDGPU can end); checked waits of the other waves see `kind` and end too.

@@ -12,6 +12,7 @@
 
 #include "../abi.h"
 #include "../scope.hpp"
+#include "wide_copy.hpp"
 
 // The first fault of a launch; backend-cuda reads it (cuModuleGetGlobal) after synchronize
 // and clears it. `kind` doubles as the abort flag that checked waits poll.
@@ -52,7 +53,6 @@ XB_INLINE constexpr cuda::std::memory_order cuda_order(mem_order o) {
 
 struct cuda_platform {
   static constexpr const char* name = "cuda-emulated";
-  static XB_INLINE constexpr unsigned wave_size() { return 32; }
 
   template <mem_scope S>
   using ref = cuda::atomic_ref<uint64_t, cuda_scope<S>::value>;
@@ -129,29 +129,10 @@ struct cuda_platform {
   template <mem_scope S>
   static XB_INLINE void after_poll() {}
 
-  // Whole-warp arrivals by one CAS (protocol.hpp, arrive_as_wave) are off: nvcc's atomic
-  // optimizer already combines a warp's per-lane fetch_adds into one shared-memory RMW with a
-  // prefix scan (SHFL), and that was 2-4.5x faster on the H200 than one CAS per warp
-  // (2026-11-29, bench/results/2026-11-29-h200-bench.md). The primitives stay correct for a
-  // platform that turns them on: only a whole converged warp on one barrier with one update
-  // is combined, so every lane agrees on the full mask each *_sync names (a partial
-  // __match_any_sync mask, CCCL's sm_70 scheme, deadlocked on the H200), and __syncwarp
-  // orders the lanes' earlier writes before the leader's release.
-  static constexpr bool wave_arrivals = false;
-  static XB_INLINE bool wave_uniform(const uint64_t* w, uint32_t update) {
-    if (__activemask() != 0xffffffffu) return false;
-    int same_barrier = 0, same_update = 0;
-    __match_all_sync(0xffffffffu, reinterpret_cast<unsigned long long>(w), &same_barrier);
-    __match_all_sync(0xffffffffu, update, &same_update);
-    __syncwarp();
-    return same_barrier && same_update;
-  }
-  static XB_INLINE bool wave_leader() {
-    uint32_t lane;
-    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-    return lane == 0;  // threadIdx.x & 31 is not the lane in 2D blocks whose x is not a multiple of 32
-  }
-  static XB_INLINE uint64_t wave_broadcast(uint64_t v) { return __shfl_sync(0xffffffffu, v, 0); }
+  // Arrivals are per-lane fetch_adds, which nvcc combines per warp into one RMW with a SHFL
+  // scan. Combining by hand was worse on the H200 (2026-11-29): one CAS per whole warp ran
+  // 2-4.5x slower (bench/results/2026-11-29-h200-native.md, run 10), and CCCL's sm_70
+  // scheme (__match_any_sync over __activemask()) deadlocked (29 lanes never arrived).
 
   static XB_INLINE void fence(mem_scope s, mem_order o) {
     const cuda::std::memory_order order = cuda_order(o);
@@ -190,17 +171,8 @@ struct cuda_platform {
 
   static XB_INLINE bool is_shared(const void* p) { return __isShared(p); }
 
-  static XB_INLINE void copy(void* dst, const void* src, size_t bytes) {
-    if (((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | bytes) & 15) == 0) {
-      uint4* d = static_cast<uint4*>(dst);
-      const uint4* s = static_cast<const uint4*>(src);
-      for (size_t i = 0; i < bytes / 16; ++i) d[i] = s[i];
-    } else {
-      char* d = static_cast<char*>(dst);
-      const char* s = static_cast<const char*>(src);
-      for (size_t i = 0; i < bytes; ++i) d[i] = s[i];
-    }
-  }
+  static XB_INLINE void copy(void* dst, const void* src, size_t bytes) { wide_copy<uint4>(dst, src, bytes); }
+
 
   // Records the first fault of the launch and ends the calling thread; checked waits of
   // the other threads see `kind` set and end too.

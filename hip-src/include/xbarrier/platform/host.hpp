@@ -39,8 +39,6 @@ namespace detail {
 
 struct host_platform {
   static constexpr const char* name = "host";
-  // No lockstep lanes on the CPU: every kernel thread is its own "wave".
-  static inline constexpr unsigned wave_size() { return 1; }
 
   template <mem_scope S>
   static XB_INLINE uint64_t load(const uint64_t* w, mem_order o) {
@@ -69,12 +67,6 @@ struct host_platform {
   }
   template <mem_scope S>
   static XB_INLINE void after_poll() {}
-
-  // No lanes on the host: arrivals are never aggregated (protocol.hpp, arrive).
-  static constexpr bool wave_arrivals = false;
-  static XB_INLINE bool wave_uniform(const uint64_t*, uint32_t) { return false; }
-  static XB_INLINE bool wave_leader() { return true; }
-  static XB_INLINE uint64_t wave_broadcast(uint64_t v) { return v; }
 
   static XB_INLINE void fence(mem_scope, mem_order o) { __atomic_thread_fence(static_cast<int>(o)); }
 
