@@ -78,6 +78,7 @@ impl XbarrierMetadata {
 pub struct Kernels {
     name: String,
     files: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
     includes: Vec<PathBuf>,
     defines: Vec<(String, Option<String>)>,
     checked: Option<bool>,
@@ -86,11 +87,23 @@ pub struct Kernels {
 impl Kernels {
     /// A bundle called `name` (load it with `xbarrier::kernel_bundle!("name")`).
     pub fn new(name: &str) -> Kernels {
-        Kernels { name: name.to_owned(), files: Vec::new(), includes: Vec::new(), defines: Vec::new(), checked: None }
+        Kernels {
+            name: name.to_owned(),
+            files: Vec::new(),
+            dirs: Vec::new(),
+            includes: Vec::new(),
+            defines: Vec::new(),
+            checked: None,
+        }
     }
     /// Adds a source file.
     pub fn file(mut self, path: impl AsRef<Path>) -> Kernels {
         self.files.push(path.as_ref().to_path_buf());
+        self
+    }
+    /// Adds every `.cpp` file of a directory (read when building, in name order).
+    pub fn dir(mut self, path: impl AsRef<Path>) -> Kernels {
+        self.dirs.push(path.as_ref().to_path_buf());
         self
     }
     /// Adds an include directory.
@@ -116,7 +129,7 @@ impl Kernels {
             Some(dir) => PathBuf::from(dir),
             None => return fail("OUT_DIR is not set: call xbarrier-build from a build script"),
         };
-        for file in &self.files {
+        for file in self.files.iter().chain(&self.dirs) {
             println!("cargo:rerun-if-changed={}", file.display());
         }
         for dir in &self.includes {
@@ -140,32 +153,56 @@ impl Kernels {
 
     /// Builds with explicit metadata into `out_dir` (for tools and tests).
     pub fn build_into(&self, meta: &XbarrierMetadata, out_dir: &Path) -> Result<PathBuf, BuildError> {
-        if self.files.is_empty() {
+        let sources = self.sources()?;
+        if sources.is_empty() {
             return fail(format!("bundle `{}` has no source files", self.name));
         }
         let checked = self.checked.unwrap_or(meta.checked);
         let mut images = Vec::new();
         for &backend in &meta.backends {
             match backend {
-                BackendKind::Host => images.push((backend, Variant::Native, self.build_host(meta, checked, out_dir)?)),
+                BackendKind::Host => {
+                    images.push((backend, Variant::Native, self.build_host(meta, checked, &sources, out_dir)?))
+                }
                 BackendKind::Cuda => {
-                    images.push((backend, Variant::Native, self.build_cuda(meta, checked, Variant::Native, out_dir)?));
+                    images.push((
+                        backend,
+                        Variant::Native,
+                        self.build_cuda(meta, checked, Variant::Native, &sources, out_dir)?,
+                    ));
                     // Checked builds run the protocol on every path: the two images would be equal.
                     if !checked {
                         images.push((
                             backend,
                             Variant::Emulated,
-                            self.build_cuda(meta, checked, Variant::Emulated, out_dir)?,
+                            self.build_cuda(meta, checked, Variant::Emulated, &sources, out_dir)?,
                         ));
                     }
                 }
-                BackendKind::Hip => images.push((backend, Variant::Native, self.build_hip(meta, checked, out_dir)?)),
+                BackendKind::Hip => {
+                    images.push((backend, Variant::Native, self.build_hip(meta, checked, &sources, out_dir)?))
+                }
             }
         }
         let path = out_dir.join(format!("{}.xbk", self.name));
         std::fs::write(&path, KernelBundle::encode(&images))
             .or_else(|e| fail(format!("writing {}: {e}", path.display())))?;
         Ok(path)
+    }
+
+    /// The source files: those added one by one, then each directory's `.cpp` files in name order.
+    fn sources(&self) -> Result<Vec<PathBuf>, BuildError> {
+        let mut sources = self.files.clone();
+        for dir in &self.dirs {
+            let entries = std::fs::read_dir(dir).or_else(|e| fail(format!("reading {}: {e}", dir.display())))?;
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
+                .collect();
+            found.sort();
+            sources.extend(found);
+        }
+        Ok(sources)
     }
 
     /// The flags every compiler gets: checked mode, xbarrier's headers, the user's includes
@@ -189,7 +226,13 @@ impl Kernels {
     }
 
     /// A shared object of the kernels and the host runtime entry points.
-    fn build_host(&self, meta: &XbarrierMetadata, checked: bool, out_dir: &Path) -> Result<Vec<u8>, BuildError> {
+    fn build_host(
+        &self,
+        meta: &XbarrierMetadata,
+        checked: bool,
+        sources: &[PathBuf],
+        out_dir: &Path,
+    ) -> Result<Vec<u8>, BuildError> {
         let compiler = host_compiler()?;
         let output = out_dir.join(format!("{}.host.so", self.name));
         let mut cmd = Command::new(compiler.path());
@@ -206,7 +249,7 @@ impl Kernels {
             "-Wl,-z,defs",
         ]);
         self.common_flags(&mut cmd, meta, checked);
-        cmd.args(&self.files).arg(&meta.host_runtime).arg("-o").arg(&output);
+        cmd.args(sources).arg(&meta.host_runtime).arg("-o").arg(&output);
         run_compiler(&mut cmd, &self.name, "host")?;
         std::fs::read(&output).or_else(|e| fail(format!("reading {}: {e}", output.display())))
     }
@@ -214,9 +257,15 @@ impl Kernels {
     /// One clang offload bundle with a code object per AMDGPU target (what hipModuleLoadData
     /// takes), compiled device-only by clang with no ROCm headers or libraries. The sources
     /// become one translation unit, so that the module has a single fault-record global.
-    fn build_hip(&self, meta: &XbarrierMetadata, checked: bool, out_dir: &Path) -> Result<Vec<u8>, BuildError> {
+    fn build_hip(
+        &self,
+        meta: &XbarrierMetadata,
+        checked: bool,
+        sources: &[PathBuf],
+        out_dir: &Path,
+    ) -> Result<Vec<u8>, BuildError> {
         let clang = find_hip_clang()?;
-        let unity = self.unity_source(out_dir, "hip", "hip")?;
+        let unity = self.unity_source(sources, out_dir, "hip", "hip")?;
         let output = out_dir.join(format!("{}.hipfb", self.name));
         let mut cmd = Command::new(&clang);
         cmd.args(["-x", "hip", "--cuda-device-only", "-nogpuinc", "-nogpulib", "-O3", "-std=c++17"])
@@ -228,10 +277,16 @@ impl Kernels {
     }
 
     /// `<name>.<backend>.<ext>` in `out_dir`: the bundle's sources as one translation unit.
-    fn unity_source(&self, out_dir: &Path, backend: &str, ext: &str) -> Result<PathBuf, BuildError> {
+    fn unity_source(
+        &self,
+        sources: &[PathBuf],
+        out_dir: &Path,
+        backend: &str,
+        ext: &str,
+    ) -> Result<PathBuf, BuildError> {
         let unity = out_dir.join(format!("{}.{backend}.{ext}", self.name));
         let mut text = String::from("// generated by xbarrier-build: the bundle's sources as one translation unit\n");
-        for file in &self.files {
+        for file in sources {
             let path = std::fs::canonicalize(file).or_else(|e| fail(format!("{}: {e}", file.display())))?;
             text.push_str(&format!("#include \"{}\"\n", path.display()));
         }
@@ -248,10 +303,11 @@ impl Kernels {
         meta: &XbarrierMetadata,
         checked: bool,
         variant: Variant,
+        sources: &[PathBuf],
         out_dir: &Path,
     ) -> Result<Vec<u8>, BuildError> {
         let nvcc = find_nvcc()?;
-        let unity = self.unity_source(out_dir, "cuda", "cu")?;
+        let unity = self.unity_source(sources, out_dir, "cuda", "cu")?;
         let output = out_dir.join(format!("{}.{variant}.fatbin", self.name));
         let mut cmd = Command::new(&nvcc);
         cmd.args(["-std=c++17", "-O3", "-fatbin"]).args(cuda_architectures().iter().map(|a| format!("-gencode={a}")));
@@ -415,4 +471,23 @@ fn host_compiler() -> Result<cc::Tool, BuildError> {
 
 fn host_triple() -> String {
     format!("{}-unknown-linux-gnu", std::env::consts::ARCH)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_adds_its_cpp_files_in_name_order_after_single_files() {
+        let dir = std::env::temp_dir().join(format!("xbarrier-build-sources-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        for name in ["b.cpp", "a.cpp", "notes.txt", "c.hpp"] {
+            std::fs::write(dir.join(name), "").expect("write");
+        }
+        let sources = Kernels::new("k").file("first.cpp").dir(&dir).sources().expect("sources");
+        assert_eq!(sources, vec![PathBuf::from("first.cpp"), dir.join("a.cpp"), dir.join("b.cpp")]);
+        let missing = Kernels::new("k").dir(dir.join("absent")).sources().expect_err("no such directory");
+        assert!(missing.to_string().contains("absent"), "{missing}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
