@@ -78,11 +78,6 @@ impl Op {
     pub fn kernel(self) -> String {
         format!("xbl_{}", self.name())
     }
-
-    /// Whether it is a barrier operation (fences are not: they touch no barrier word).
-    pub fn on_barrier(self) -> bool {
-        !matches!(self, Op::FenceCta | Op::FenceGl | Op::FenceSys)
-    }
 }
 
 impl fmt::Display for Op {

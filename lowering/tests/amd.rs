@@ -7,7 +7,9 @@
 //! Without the compiler the trials are reported ignored with the reason, unless
 //! XBAR_REQUIRE_TOOLCHAINS=1 (tools/test.sh sets it), which makes that a failure.
 
-use libtest_mimic::{Arguments, Failed, Trial};
+mod common;
+
+use libtest_mimic::Arguments;
 use xbarrier_lowering::{Lowering, Op, OpCode, Target, Variant};
 
 /// Whole instructions (mnemonic and operands) an operation must and must not start with.
@@ -113,32 +115,12 @@ fn check(code: &OpCode, expect: &Expect) -> Result<(), String> {
 
 fn main() {
     let args = Arguments::from_args();
-    let required = std::env::var("XBAR_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1");
     let mut trials = Vec::new();
     for target in Target::ALL.into_iter().filter(|t| t.is_amd()) {
         for checked in [false, true] {
             let label = format!("{target}{}", if checked { " checked" } else { "" });
-            match Lowering::compile(target, Variant::Native, checked) {
-                Ok(lowering) => {
-                    for op in Op::ALL {
-                        let code = lowering.op(op).clone();
-                        trials.push(Trial::test(format!("[{label}] {op}"), move || {
-                            check(&code, &expect(target, op)).map_err(Failed::from)
-                        }));
-                    }
-                }
-                Err(error) if !required => {
-                    let reason = error.to_string().lines().next().unwrap_or("").to_owned();
-                    trials.push(
-                        Trial::test(format!("[{label}] lowering (ignored: no toolchain: {reason})"), || Ok(()))
-                            .with_ignored_flag(true),
-                    );
-                }
-                Err(error) => {
-                    let message = format!("XBAR_REQUIRE_TOOLCHAINS=1 but {label} could not be compiled: {error}");
-                    trials.push(Trial::test(format!("[{label}] lowering"), move || Err(message.into())));
-                }
-            }
+            let compiled = Lowering::compile(target, Variant::Native, checked);
+            trials.extend(common::trials(&label, compiled, &Op::ALL, move |op, code| check(code, &expect(target, op))));
         }
     }
     libtest_mimic::run(&args, trials).exit();

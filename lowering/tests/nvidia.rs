@@ -5,7 +5,9 @@
 //! Without nvcc/cuobjdump the trials are reported ignored with the reason, unless
 //! XBAR_REQUIRE_TOOLCHAINS=1 (tools/test.sh sets it), which makes that a failure.
 
-use libtest_mimic::{Arguments, Failed, Trial};
+mod common;
+
+use libtest_mimic::Arguments;
 use xbarrier_lowering::{Lowering, Op, OpCode, Target, Variant};
 
 /// What one operation must and must not contain, as SASS mnemonic prefixes and PTX text.
@@ -123,10 +125,6 @@ fn check(code: &OpCode, expect: &Expect) -> Result<(), String> {
     Ok(())
 }
 
-fn toolchains_required() -> bool {
-    std::env::var("XBAR_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1")
-}
-
 fn main() {
     let args = Arguments::from_args();
     let configs = [
@@ -136,51 +134,15 @@ fn main() {
     ];
     let mut trials = Vec::new();
     for (target, variant, expect) in configs {
-        let label = format!("{target} {variant}");
-        match Lowering::compile(target, variant, false) {
-            Ok(lowering) => {
-                for op in Op::ALL {
-                    let code = lowering.op(op).clone();
-                    trials.push(Trial::test(format!("[{label}] {op}"), move || {
-                        check(&code, &expect(op)).map_err(Failed::from)
-                    }));
-                }
-            }
-            Err(error) if !toolchains_required() => {
-                let reason = error.to_string().lines().next().unwrap_or("").to_owned();
-                trials.push(
-                    Trial::test(format!("[{label}] lowering (ignored: no toolchain: {reason})"), || Ok(()))
-                        .with_ignored_flag(true),
-                );
-            }
-            Err(error) => {
-                let message = format!("XBAR_REQUIRE_TOOLCHAINS=1 but {label} could not be compiled: {error}");
-                trials.push(Trial::test(format!("[{label}] lowering"), move || Err(message.into())));
-            }
-        }
+        let compiled = Lowering::compile(target, variant, false);
+        trials.extend(common::trials(&format!("{target} {variant}"), compiled, &Op::ALL, move |op, code| {
+            check(code, &expect(op))
+        }));
     }
     // Checked builds run the protocol on sm_90 too (the hardware traps where they report).
-    match Lowering::compile(Target::Sm90, Variant::Native, true) {
-        Ok(lowering) => {
-            let code = lowering.op(Op::ArriveAndWait).clone();
-            trials.push(Trial::test("[sm_90 native checked] arrive_and_wait runs the protocol", move || {
-                check(&code, &protocol(Op::ArriveAndWait)).map_err(Failed::from)
-            }));
-        }
-        Err(error) => {
-            let message = error.to_string();
-            let required = toolchains_required();
-            trials.push(
-                Trial::test("[sm_90 native checked] arrive_and_wait runs the protocol", move || {
-                    if required {
-                        Err(message.into())
-                    } else {
-                        Ok(())
-                    }
-                })
-                .with_ignored_flag(!required),
-            );
-        }
-    }
+    let compiled = Lowering::compile(Target::Sm90, Variant::Native, true);
+    trials.extend(common::trials("sm_90 native checked", compiled, &[Op::ArriveAndWait], |op, code| {
+        check(code, &protocol(op))
+    }));
     libtest_mimic::run(&args, trials).exit();
 }
