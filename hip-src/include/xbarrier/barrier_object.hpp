@@ -116,7 +116,7 @@ class barrier : private detail::completion_slot<Completion> {
   [[nodiscard]] XB_INLINE bool try_wait_parity_for(bool parity, nanoseconds timeout) const {
     return engine::wait_parity_for(&state_, parity, timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
   }
-  XB_INLINE void arrive_and_wait() { wait(arrive()); }
+  XB_INLINE void arrive_and_wait() { engine::arrive_and_wait(&state_, this->completion()); }
   XB_INLINE void arrive_and_drop() { engine::arrive_and_drop(&state_, this->completion()); }
 
   XB_HOST_DEVICE static constexpr ptrdiff_t max() noexcept {

@@ -53,6 +53,10 @@ struct protocol_engine {
   static XB_INLINE void arrive_and_drop(uint64_t* w, F& completion) {
     (void)proto::arrive(w, 1, completion, true);
   }
+  template <class F>
+  static XB_INLINE void arrive_and_wait(uint64_t* w, F& completion) {
+    proto::arrive_and_wait(w, completion);
+  }
   static XB_INLINE void wait(const uint64_t* w, uint64_t token) { proto::wait_parity(w, parity_of_token(token)); }
   static XB_INLINE void wait_parity(const uint64_t* w, bool parity) { proto::wait_parity(w, parity); }
   static XB_INLINE bool test(const uint64_t* w, uint64_t token) { return proto::test_parity(w, parity_of_token(token)); }
@@ -105,6 +109,10 @@ struct direct_engine : protocol_engine<Scope> {
   static XB_INLINE void arrive_and_drop(uint64_t* w, F&) {
     (void)direct::arrive(w, 1, true);
   }
+  template <class F>
+  static XB_INLINE void arrive_and_wait(uint64_t* w, F&) {
+    direct::arrive_and_wait(w);
+  }
 };
 
 #if XB_NATIVE_MBARRIER
@@ -127,6 +135,11 @@ struct mbarrier_engine {
   static XB_INLINE void arrive_and_drop(uint64_t* w, F& completion) {
     if (here(w)) (void)mbarrier::arrive_drop(w);
     else fallback::arrive_and_drop(w, completion);
+  }
+  template <class F>
+  static XB_INLINE void arrive_and_wait(uint64_t* w, F& completion) {
+    if (here(w)) wait(w, mbarrier::arrive(w, 1));
+    else fallback::arrive_and_wait(w, completion);
   }
   // No back-off: try_wait suspends in the SYNCS unit until the phase completes or times out.
   static XB_INLINE void wait(const uint64_t* w, uint64_t token) {

@@ -246,8 +246,10 @@ struct protocol {
   // arrive(update) and arrive_and_drop(): one fetch_add per thread, which the compilers'
   // atomic optimizers combine per wave while keeping each lane's own result (nvcc: a SHFL
   // scan; LLVM AMDGPU: v_mbcnt). Returns the parity of the phase the arrival was counted in.
+  // `completed`, when given, is set if this call completed the phase it was counted in.
   template <class Completion>
-  static XB_DEVICE bool arrive(uint64_t* w, ptrdiff_t update, Completion& completion, bool drop) {
+  static XB_DEVICE bool arrive(uint64_t* w, ptrdiff_t update, Completion& completion, bool drop,
+                               bool* completed = nullptr) {
     const uint32_t op = drop ? XB_OP_ARRIVE_AND_DROP : XB_OP_ARRIVE;
     if (XB_CHECKED && (update < 1 || update > max_count))
       fault(XB_FAULT_UPDATE_RANGE, op, w, P::template load<ms>(w, mem_order::relaxed), update, max_count);
@@ -268,8 +270,22 @@ struct protocol {
       if (drop && W::expected(old) == 0) fault(XB_FAULT_DROP_EMPTY, op, w, old, 1, 0);
     }
     const uint64_t now = old + delta;
-    if (W::claimed(now)) complete(w, now, completion);
+    if (W::claimed(now)) {
+      complete(w, now, completion);
+      if (completed) *completed = true;
+    }
     return W::parity(old);
+  }
+
+  // arrive() then wait(). The completer returns at once: it published the phase itself, and
+  // its claiming acq_rel RMW read from the release sequence of every arrival and tx update of
+  // the phase, so it has seen them all; polling would only re-read its own publish (one
+  // device-scope round trip for a wide barrier).
+  template <class Completion>
+  static XB_DEVICE void arrive_and_wait(uint64_t* w, Completion& completion) {
+    bool completed = false;
+    const bool parity = arrive(w, 1, completion, false, &completed);
+    if (!completed) wait_parity(w, parity);
   }
 
   // arrive_tx (arrivals > 0), expect_tx (arrivals 0, tx > 0) and complete_tx (tx < 0), each
@@ -346,9 +362,12 @@ struct direct_protocol {
   }
 
   // arrive(update) and arrive_and_drop() (which also lowers E by one for later phases).
-  static XB_DEVICE bool arrive(uint64_t* w, ptrdiff_t update, bool drop) {
+  // `order` is release, or acq_rel where the caller returns without polling when its own
+  // RMW completed the phase (arrive_and_wait); `completed` reports that.
+  static XB_DEVICE bool arrive(uint64_t* w, ptrdiff_t update, bool drop, mem_order order = mem_order::release,
+                               bool* completed_out = nullptr) {
     const uint64_t delta = (uint64_t(update) << a_shift) - (drop ? 1 : 0);
-    uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::release);
+    uint64_t old = P::template fetch_add<ms>(w, delta, order);
     const bool token = parity(old);
     uint64_t now = old + delta;
     const bool completed = parity(now) != parity(old);
@@ -359,8 +378,20 @@ struct direct_protocol {
       now = old + armed(expected);
     }
     if (completed) P::notify(w);  // wake parked waiters (the host backend parks idle workers)
+    if (completed_out) *completed_out = completed;
     return token;
   }
+
+  // arrive() then wait(). The arrival whose RMW carried into R completed the phase; made
+  // acq_rel, that RMW read from the release sequence of every arrival of the phase, so it
+  // returns without the poll (a device-scope round trip) that would re-read its own carry.
+  static XB_DEVICE void arrive_and_wait(uint64_t* w) {
+    bool completed = false;
+    const bool token = arrive(w, 1, false, mem_order::acq_rel, &completed);
+    // The phase bit is bit 63 in every layout, so the claimed layouts' wait serves.
+    if (!completed) protocol<P, Scope>::wait_parity(w, token);
+  }
+
 };
 
 }  // namespace detail
