@@ -51,6 +51,19 @@ fn implementations<'a, B: Backend>(device: &Device<B>, images: &'a Images<B>) ->
         Implementation { name: RAW_PTX, module: raw(), kernel: "xbb_rt_ptx", target: None },
         Implementation { name: "CCCL cuda::barrier", module: native(), kernel: "xbb_rt_cccl", target: None },
         Implementation { name: "__syncthreads", module: native(), kernel: "xbb_rt_syncthreads", target: None },
+        // The floor of a one-word software barrier, to size the emulated row's miss.
+        Implementation {
+            name: "LDS counter barrier, 32-bit word",
+            module: native(),
+            kernel: "xbb_rt_counter32",
+            target: None,
+        },
+        Implementation {
+            name: "LDS counter barrier, 64-bit word",
+            module: native(),
+            kernel: "xbb_rt_counter64",
+            target: None,
+        },
     ]
 }
 

@@ -101,6 +101,34 @@ XB_KERNEL void xbb_rt_cccl(unsigned iters, unsigned check, unsigned long long* c
   xbb::rt::run(iters, check, cycles, report, [&] { bar.arrive_and_wait(); });
 }
 
+// The floor of a software barrier on one shared-memory word, to size the emulated row: a
+// monotonic arrival counter (phase i completes when it reaches (i + 1) * blockDim.x, so
+// nothing is reset on the critical path), one release fetch_add per thread (nvcc combines a
+// warp's into one), acquire polls. No tx-count, drop or completion step. With a 32-bit word
+// the add is one ATOMS.ADD; with a 64-bit word it is a compare-and-swap loop on sm_90, as in
+// the protocol, whose word must be 64 bits to hold the tx-count beside the arrivals.
+template <class Word>
+XB_INLINE void counter_barrier(unsigned iters, unsigned check, unsigned long long* cycles, unsigned long long* report) {
+  __shared__ Word count;
+  if (threadIdx.x == 0) count = 0;
+  __syncthreads();
+  cuda::atomic_ref<Word, cuda::thread_scope_block> ref(count);
+  Word target = 0;
+  xbb::rt::run(iters, check, cycles, report, [&] {
+    target += blockDim.x;
+    ref.fetch_add(1, cuda::std::memory_order_release);
+    using Signed = cuda::std::make_signed_t<Word>;  // wrap-safe: the counter may overflow
+    while (Signed(ref.load(cuda::std::memory_order_acquire) - target) < 0) {
+    }
+  });
+}
+XB_KERNEL void xbb_rt_counter32(unsigned iters, unsigned check, unsigned long long* cycles, unsigned long long* report) {
+  counter_barrier<unsigned>(iters, check, cycles, report);
+}
+XB_KERNEL void xbb_rt_counter64(unsigned iters, unsigned check, unsigned long long* cycles, unsigned long long* report) {
+  counter_barrier<unsigned long long>(iters, check, cycles, report);
+}
+
 XB_KERNEL void xbb_rt_syncthreads(unsigned iters, unsigned check, unsigned long long* cycles,
                                   unsigned long long* report) {
   xbb::rt::run(iters, check, cycles, report, [] { __syncthreads(); });
