@@ -32,11 +32,13 @@ pub enum Op {
     FenceGl,
     /// `membar_sys()`
     FenceSys,
+    /// `__syncthreads()`: the hardware workgroup barrier, for comparison
+    Syncthreads,
 }
 
 impl Op {
     /// Every operation, in table order.
-    pub const ALL: [Op; 12] = [
+    pub const ALL: [Op; 13] = [
         Op::Init,
         Op::Arrive,
         Op::Wait,
@@ -49,6 +51,7 @@ impl Op {
         Op::FenceCta,
         Op::FenceGl,
         Op::FenceSys,
+        Op::Syncthreads,
     ];
 
     /// The name on the command line and in the kernel's name (`arrive_tx`).
@@ -66,6 +69,7 @@ impl Op {
             Op::FenceCta => "fence_cta",
             Op::FenceGl => "fence_gl",
             Op::FenceSys => "fence_sys",
+            Op::Syncthreads => "syncthreads",
         }
     }
 

@@ -2,7 +2,8 @@
 //! gfx942, gfx1100 and gfx1200 (clang-19) and gfx950 and gfx1250 (clang 22), checked and
 //! unchecked, must use LDS atomics on the barrier
 //! word, the `s_sleep` wait loop and each target's fence sequence, and must not use scratch
-//! memory.
+//! memory. `__syncthreads()` must be the hardware barrier (`s_barrier`, or `s_barrier_signal`
+//! and `s_barrier_wait` on gfx12).
 //!
 //! Without the compiler the trials are reported ignored with the reason, unless
 //! XBAR_REQUIRE_TOOLCHAINS=1 (tools/test.sh sets it), which makes that a failure.
@@ -75,6 +76,33 @@ fn fence(target: Target, op: Op) -> Expect {
     Expect { has, not }
 }
 
+/// What HIP's `__syncthreads()` is: workgroup release fence, the hardware barrier,
+/// workgroup acquire fence; no LDS word and no polling.
+fn syncthreads(target: Target) -> Expect {
+    let mut not = vec!["ds_", "s_sleep"];
+    let has = match target {
+        // One CU per workgroup: the fences need no cache operation.
+        Target::Gfx90a | Target::Gfx942 | Target::Gfx950 => {
+            not.extend(["s_barrier_", "buffer_", "global_"]);
+            vec!["s_barrier"]
+        }
+        Target::Gfx1100 => {
+            not.push("s_barrier_");
+            vec!["s_barrier", "buffer_gl0_inv"]
+        }
+        // gfx12 splits the barrier into signal and wait.
+        Target::Gfx1200 => {
+            vec!["global_wb scope:SCOPE_SE", "s_barrier_signal -1", "s_barrier_wait -1", "global_inv scope:SCOPE_SE"]
+        }
+        Target::Gfx1250 => {
+            not.extend(["buffer_", "global_"]);
+            vec!["s_barrier_signal -1", "s_barrier_wait -1"]
+        }
+        other => unreachable!("{other} is not an AMD target"),
+    };
+    Expect { has, not }
+}
+
 fn expect(target: Target, op: Op) -> Expect {
     let l = lds(target);
     let sleep = "s_sleep";
@@ -88,6 +116,7 @@ fn expect(target: Target, op: Op) -> Expect {
         Op::ArriveTx | Op::ExpectTx => Expect { has: vec![l.cmpswap_b64], not: vec![] },
         // A wide copy by the calling thread, then complete_tx by compare-and-swap.
         Op::MemcpyAsyncTx => Expect { has: vec![l.store_b128, l.cmpswap_b64], not: vec![] },
+        Op::Syncthreads => syncthreads(target),
         fence_op => fence(target, fence_op),
     }
 }

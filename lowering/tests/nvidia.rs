@@ -1,6 +1,7 @@
 //! Lowering tests for NVIDIA targets (no GPU needed): each operation, compiled as the build
 //! helper compiles it, must produce the instructions listed here and must not touch local
 //! memory. sm_90 native is the mbarrier lowering; sm_90 emulated and sm_80 run the protocol.
+//! `__syncthreads()` must be `BAR.SYNC`.
 //!
 //! Without nvcc/cuobjdump the trials are reported ignored with the reason, unless
 //! XBAR_REQUIRE_TOOLCHAINS=1 (tools/test.sh sets it), which makes that a failure.
@@ -64,8 +65,15 @@ fn sm90_native(op: Op) -> Expect {
         },
         // A barrier with a completion function runs the protocol on every path.
         Op::CompletionArriveAndWait => protocol(op),
+        Op::Syncthreads => syncthreads(),
         fence => fences(fence),
     }
+}
+
+/// `__syncthreads()` is the hardware barrier on every NVIDIA path
+/// (cuobjdump: `BAR.SYNC.DEFER_BLOCKING 0x0`).
+fn syncthreads() -> Expect {
+    Expect { sass: &["BAR.SYNC"], sass_not: &["ATOM", "SYNCS", "NANOSLEEP", "LDL", "STL"], ptx: &["bar.sync"] }
 }
 
 /// The protocol (sm_90 emulated, sm_80): shared-space atomics on the barrier word (ATOMS; no
@@ -91,6 +99,7 @@ fn protocol(op: Op) -> Expect {
         }
         // The calling thread copies (16-byte stores to shared memory), then completes the bytes.
         Op::MemcpyAsyncTx => Expect { sass: &["STS.128", "ATOMS.CAS.64"], sass_not: NOT_NATIVE, ptx: &["atom."] },
+        Op::Syncthreads => syncthreads(),
         fence => fences(fence),
     }
 }

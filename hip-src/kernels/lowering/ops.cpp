@@ -36,6 +36,9 @@ XB_KERNEL void xbl_fence_cta() { xb::membar_cta(); }
 XB_KERNEL void xbl_fence_gl() { xb::membar_gl(); }
 XB_KERNEL void xbl_fence_sys() { xb::membar_sys(); }
 
+// The full-workgroup barrier (s_barrier on AMDGPU, BAR.SYNC on NVIDIA), for comparison.
+XB_KERNEL void xbl_syncthreads() { __syncthreads(); }
+
 // arrive_and_wait on a barrier with a completion function (the protocol on every target).
 struct bump {
   unsigned* counter;
