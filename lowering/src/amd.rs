@@ -57,7 +57,8 @@ fn compile_in(dir: &Path, clang: &Path, target: Target, checked: bool) -> Result
             let scratch_bytes = Some(scratch(&text, &kernel).ok_or_else(|| {
                 LowerError::new(format!("the {target} assembly has no private segment size for {kernel}"))
             })?);
-            Ok((op, OpCode { instructions, intermediate, scratch_bytes }))
+            let fast_path = if op.is_round_trip() { crate::fast_path::amd(&intermediate) } else { None };
+            Ok((op, OpCode { instructions, intermediate, scratch_bytes, fast_path }))
         })
         .collect()
 }

@@ -4,11 +4,13 @@
 //! code. The lowering tests assert on it; `xbar lower` prints it.
 
 mod amd;
+pub mod fast_path;
 mod nvidia;
 mod ops;
 
 use std::fmt;
 
+pub use fast_path::FastPath;
 pub use ops::{Op, OPS_SOURCE};
 pub use xbarrier::Variant;
 
@@ -112,6 +114,10 @@ pub struct OpCode {
     /// Bytes of per-thread scratch (private segment) the kernel needs, where the target's
     /// compiler reports it (AMDGPU); `None` elsewhere.
     pub scratch_bytes: Option<u64>,
+    /// The fast path of a round trip ([`Op::is_round_trip`]): a non-last arrival whose first
+    /// poll succeeds (see [`fast_path`]); `None` for the other operations, or where the
+    /// listing has no such path.
+    pub fast_path: Option<FastPath>,
 }
 
 impl OpCode {

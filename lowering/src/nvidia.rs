@@ -52,21 +52,24 @@ fn compile_in(
         .into_iter()
         .map(|op| {
             let kernel = op.kernel();
-            let instructions = functions
+            let body = functions
                 .iter()
                 .find(|(name, _)| *name == kernel)
-                .map(|(_, body)| body.clone())
+                .map(|(_, body)| body)
                 .ok_or_else(|| LowerError::new(format!("cuobjdump shows no function {kernel} for {target}")))?;
+            let instructions = body.iter().map(|(_, instruction)| instruction.clone()).collect();
+            let fast_path = if op.is_round_trip() { crate::fast_path::sass(body) } else { None };
             let intermediate = ptx_entry(&ptx, &kernel)
                 .ok_or_else(|| LowerError::new(format!("the PTX for {target} has no entry {kernel}")))?;
-            Ok((op, OpCode { instructions, intermediate, scratch_bytes: None }))
+            Ok((op, OpCode { instructions, intermediate, scratch_bytes: None, fast_path }))
         })
         .collect()
 }
 
-/// `cuobjdump -sass` output -> (function, instructions without addresses, encodings or NOPs).
-pub(crate) fn parse_sass(text: &str) -> Vec<(String, Vec<String>)> {
-    let mut functions: Vec<(String, Vec<String>)> = Vec::new();
+/// `cuobjdump -sass` output -> (function, (address, instruction without encoding)), NOPs left
+/// out. The addresses are the branch targets' names.
+pub(crate) fn parse_sass(text: &str) -> Vec<(String, Vec<(u64, String)>)> {
+    let mut functions: Vec<(String, Vec<(u64, String)>)> = Vec::new();
     for line in text.lines() {
         let line = line.trim();
         if let Some(name) = line.strip_prefix("Function : ") {
@@ -76,15 +79,13 @@ pub(crate) fn parse_sass(text: &str) -> Vec<(String, Vec<String>)> {
         // "/*0040*/   SYNCS.ARRIVE.TRANS64.A1T0 R2, [UR4], RZ ;   /* 0x... */"
         let Some(rest) = line.strip_prefix("/*") else { continue };
         let Some((address, rest)) = rest.split_once("*/") else { continue };
-        if address.is_empty() || !address.chars().all(|c| c.is_ascii_hexdigit()) {
-            continue;
-        }
+        let Ok(address) = u64::from_str_radix(address, 16) else { continue };
         let instruction = rest.split(';').next().unwrap_or("").trim();
         if instruction.is_empty() || instruction == "NOP" {
             continue;
         }
         if let Some((_, body)) = functions.last_mut() {
-            body.push(instruction.to_owned());
+            body.push((address, instruction.to_owned()));
         }
     }
     functions
@@ -141,9 +142,13 @@ mod tests {
         let sass = "\t\tFunction : xbl_arrive\n        /*0000*/                   LDC R1, c[0x0][0x28] ;   /* 0x000 */\n        /*0010*/                   NOP;\n        /*0020*/               @P1 SYNCS.ARRIVE.TRANS64.A1T0 R2, [UR4], RZ ;  /* 0x1 */\n\t\tFunction : xbl_wait\n        /*0000*/                   EXIT ;\n";
         let f = parse_sass(sass);
         assert_eq!(f.len(), 2);
-        assert_eq!(f[0].1, vec!["LDC R1, c[0x0][0x28]", "@P1 SYNCS.ARRIVE.TRANS64.A1T0 R2, [UR4], RZ"]);
-        assert_eq!(crate::mnemonic(&f[0].1[1]), "SYNCS.ARRIVE.TRANS64.A1T0");
-        assert_eq!(f[1].1, vec!["EXIT"]);
+        let at = |a: u64, i: &str| (a, i.to_owned());
+        assert_eq!(
+            f[0].1,
+            vec![at(0, "LDC R1, c[0x0][0x28]"), at(0x20, "@P1 SYNCS.ARRIVE.TRANS64.A1T0 R2, [UR4], RZ")]
+        );
+        assert_eq!(crate::mnemonic(&f[0].1[1].1), "SYNCS.ARRIVE.TRANS64.A1T0");
+        assert_eq!(f[1].1, vec![at(0, "EXIT")]);
         let ptx = ".version 9.0\n.visible .entry xbl_a(\n)\n{\n ret;\n}\n.visible .entry xbl_b(\n)\n{\n}\n";
         assert_eq!(ptx_entry(ptx, "xbl_a").as_deref(), Some(".visible .entry xbl_a(\n)\n{\n ret;\n}"));
         assert!(ptx_entry(ptx, "xbl_c").is_none());

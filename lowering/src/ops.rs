@@ -78,6 +78,12 @@ impl Op {
         Self::ALL.into_iter().find(|o| o.name() == name)
     }
 
+    /// Whether it arrives and then waits on its own token: the operations whose
+    /// [fast path](crate::FastPath) is defined.
+    pub fn is_round_trip(self) -> bool {
+        matches!(self, Op::ArriveAndWait | Op::CompletionArriveAndWait)
+    }
+
     /// The kernel that performs it.
     pub fn kernel(self) -> String {
         format!("xbl_{}", self.name())

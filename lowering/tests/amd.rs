@@ -3,7 +3,8 @@
 //! unchecked, must use LDS atomics on the barrier
 //! word, the `s_sleep` wait loop and each target's fence sequence, and must not use scratch
 //! memory. `__syncthreads()` must be the hardware barrier (`s_barrier`, or `s_barrier_signal`
-//! and `s_barrier_wait` on gfx12).
+//! and `s_barrier_wait` on gfx12). Per target, the unchecked `arrive_and_wait` fast path
+//! (fast_path.rs) is measured and listed in the trial's name.
 //!
 //! Without the compiler the trials are reported ignored with the reason, unless
 //! XBAR_REQUIRE_TOOLCHAINS=1 (tools/test.sh sets it), which makes that a failure.
@@ -149,6 +150,15 @@ fn main() {
         for checked in [false, true] {
             let label = format!("{target}{}", if checked { " checked" } else { "" });
             let compiled = Lowering::compile(target, Variant::Native, checked);
+            if let (Ok(lowering), false) = (&compiled, checked) {
+                trials.push(common::fast_path_trial(
+                    &label,
+                    lowering,
+                    "ds_add_rtn_u64",
+                    lds(target).load_b64,
+                    "s_endpgm",
+                ));
+            }
             trials.extend(common::trials(&label, compiled, &Op::ALL, move |op, code| check(code, &expect(target, op))));
         }
     }

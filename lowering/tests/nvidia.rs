@@ -1,7 +1,8 @@
 //! Lowering tests for NVIDIA targets (no GPU needed): each operation, compiled as the build
 //! helper compiles it, must produce the instructions listed here and must not touch local
 //! memory. sm_90 native is the mbarrier lowering; sm_90 emulated and sm_80 run the protocol.
-//! `__syncthreads()` must be `BAR.SYNC`.
+//! `__syncthreads()` must be `BAR.SYNC`. Per configuration, the `arrive_and_wait` fast path
+//! (fast_path.rs, one thread's walk) is measured and listed in the trial's name.
 //!
 //! Without nvcc/cuobjdump the trials are reported ignored with the reason, unless
 //! XBAR_REQUIRE_TOOLCHAINS=1 (tools/test.sh sets it), which makes that a failure.
@@ -136,14 +137,19 @@ fn check(code: &OpCode, expect: &Expect) -> Result<(), String> {
 
 fn main() {
     let args = Arguments::from_args();
+    // Each with the arrival and the poll its fast path must take: the mbarrier's own, or
+    // the protocol's shared-memory atomic and load.
     let configs = [
-        (Target::Sm90, Variant::Native, sm90_native as fn(Op) -> Expect),
-        (Target::Sm90, Variant::Emulated, protocol),
-        (Target::Sm80, Variant::Native, protocol),
+        (Target::Sm90, Variant::Native, sm90_native as fn(Op) -> Expect, "SYNCS.ARRIVE", "SYNCS.PHASECHK"),
+        (Target::Sm90, Variant::Emulated, protocol, "ATOMS", "LDS"),
+        (Target::Sm80, Variant::Native, protocol, "ATOMS", "LDS"),
     ];
     let mut trials = Vec::new();
-    for (target, variant, expect) in configs {
+    for (target, variant, expect, atomic, poll) in configs {
         let compiled = Lowering::compile(target, variant, false);
+        if let Ok(lowering) = &compiled {
+            trials.push(common::fast_path_trial(&format!("{target} {variant}"), lowering, atomic, poll, "EXIT"));
+        }
         trials.extend(common::trials(&format!("{target} {variant}"), compiled, &Op::ALL, move |op, code| {
             check(code, &expect(op))
         }));

@@ -1,7 +1,7 @@
 //! What the lowering test binaries share: turning one compile into trials.
 
 use libtest_mimic::{Failed, Trial};
-use xbarrier_lowering::{LowerError, Lowering, Op, OpCode};
+use xbarrier_lowering::{mnemonic, LowerError, Lowering, Op, OpCode};
 
 /// XBAR_REQUIRE_TOOLCHAINS=1 (tools/test.sh) turns a missing compiler into a failure.
 fn toolchains_required() -> bool {
@@ -34,4 +34,43 @@ where
             vec![Trial::test(format!("[{label}] lowering"), move || Err(message.into()))]
         }
     }
+}
+
+/// Most instructions a round trip's fast path may issue before the trial fails: a sanity
+/// bound on the search (the kernels hold hundreds of instructions), not DESIGN's target.
+pub const FAST_PATH_BOUND: usize = 80;
+
+/// A trial on `arrive_and_wait`'s fast path, named with its length so that the run lists it:
+/// the path must exist, perform the arrival (`atomic`) and the poll (`poll`) once each, in
+/// that order (a non-last arrival whose first poll succeeds), and end the kernel (`end`).
+pub fn fast_path_trial(
+    label: &str,
+    lowering: &Lowering,
+    atomic: &'static str,
+    poll: &'static str,
+    end: &'static str,
+) -> Trial {
+    let op = Op::ArriveAndWait;
+    let path = lowering.op(op).fast_path.clone();
+    let name = match &path {
+        Some(path) => format!("[{label}] {op} fast path: {} instructions", path.count()),
+        None => format!("[{label}] {op} fast path"),
+    };
+    Trial::test(name, move || {
+        let path = path.ok_or_else(|| format!("no fast path found in the listing of {op}"))?;
+        let listing = || path.instructions.join("\n    ");
+        if !(1..=FAST_PATH_BOUND).contains(&path.count()) {
+            return Err(format!("{} instructions (bound {FAST_PATH_BOUND}):\n    {}", path.count(), listing()).into());
+        }
+        let is = |i: &String, prefix: &str| mnemonic(i).starts_with(prefix);
+        let atomics = path.instructions.iter().filter(|i| is(i, atomic)).count();
+        // A compare-and-swap arrival may load the word first: count the polls after the atomic.
+        let after = path.instructions.iter().skip_while(|i| !is(i, atomic)).skip(1);
+        let polls = after.filter(|i| is(i, poll)).count();
+        let ends = path.instructions.last().is_some_and(|i| mnemonic(i) == end);
+        if atomics != 1 || polls != 1 || !ends {
+            return Err(format!("want one {atomic}*, then one {poll}*, then {end}:\n    {}", listing()).into());
+        }
+        Ok(())
+    })
 }

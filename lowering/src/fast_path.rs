@@ -1,0 +1,397 @@
+//! The fast path of a round trip (`arrive_and_wait`): how many instructions it issues when
+//! the caller is not the last arriver and its first poll already sees the phase complete.
+//! This is DESIGN §6's "AMDGPU static cost", read off the compiled listing.
+//!
+//! The listing becomes a control-flow graph over its instruction lines: a conditional
+//! branch (`s_cbranch_*`; SASS `@P BRA`) goes to its label or to the next line, an
+//! unconditional one (`s_branch`; `BRA`) only to its label, an end (`s_endpgm`; `EXIT`)
+//! nowhere (a predicated `@P EXIT` may also fall through), and every other line to the next.
+//! A breadth-first search over (line, atomic seen, poll seen, masks) finds the shortest walk
+//! from the entry to an end that executes an LDS read-modify-write atomic (the arrival) and,
+//! after it, an LDS load (the poll). The count is the number of lines on that walk, each
+//! branch and the final end included; labels, directives and comments are not lines.
+//!
+//! On AMDGPU, branches are scalar, so the walk is what the whole wave issues. A block whose
+//! lanes are all masked off is skipped by `s_cbranch_execz`, but a wave cannot skip both
+//! arms of an if/else, which a bare graph search would do. The search therefore follows one
+//! lane's bit of exec and the masks that feed it ([`exec_mask`]), with every vector compare
+//! free to go either way. That is exact for a wave whose lanes all decide alike, the fast
+//! path's case, with the followed lane the one that performs the wave's atomic.
+//!
+//! Why the shortest such walk is the non-last arriver whose first poll succeeds: every way
+//! through the kernel passes the arrival's atomic (or, skipping it, a later atomic on a
+//! longer way). A last arriver also runs the completion step (a second atomic, the publish),
+//! and a waiter whose poll fails takes the wait loop's back-edge and its sleeps; both only
+//! add lines, so the shortest walk leaves them out. What remains is: arrive, find the phase
+//! not claimed, skip the completion step, one poll that succeeds, the acquire fence, end.
+//! `xbar lower --fast-path` prints the walk, so that this can be read off.
+//!
+//! SASS branches are per thread: there the walk is one thread's (the lane that performs the
+//! warp's atomic), with no mask model; a warp that diverges issues both sides of a branch.
+
+mod exec_mask;
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
+
+use exec_mask::{Lane, Outcome};
+
+/// The instructions on a fast path, in the order they issue.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FastPath {
+    /// Each instruction as the listing writes it (AMDGPU assembly or SASS without address).
+    pub instructions: Vec<String>,
+}
+
+impl FastPath {
+    /// The number of instructions issued on the path (its static cost).
+    pub fn count(&self) -> usize {
+        self.instructions.len()
+    }
+}
+
+/// The fast path of a kernel from its AMDGPU assembly (from its label to `.Lfunc_end`; the
+/// text [`crate::OpCode::intermediate`] holds on AMD targets). `None` when no walk from the
+/// entry reaches `s_endpgm` through an LDS atomic and then an LDS load, or when a branch
+/// names a label the text lacks.
+pub fn amd(function_asm: &str) -> Option<FastPath> {
+    let mut lines = Vec::new();
+    for line in function_asm.lines() {
+        let code = line.split(';').next().unwrap_or("").trim();
+        if let Some(label) = code.strip_suffix(':') {
+            lines.push(Line::Label(label.to_owned()));
+        } else if !code.is_empty() && !code.starts_with('.') {
+            lines.push(Line::Instruction(code.to_owned()));
+        }
+    }
+    shortest(&lines, &AMD, Lane::entry())
+}
+
+/// The fast path of a kernel from its SASS: (address, instruction) pairs as cuobjdump lists
+/// them. The atomic is a shared-memory atomic (`ATOMS`) or an mbarrier arrival
+/// (`SYNCS.ARRIVE`), the poll a shared-memory load (`LDS`) or an mbarrier phase test
+/// (`SYNCS.PHASECHK`).
+pub fn sass(listing: &[(u64, String)]) -> Option<FastPath> {
+    let mut lines = Vec::new();
+    for (address, instruction) in listing {
+        lines.push(Line::Label(format!("{address:#x}")));
+        lines.push(Line::Instruction(instruction.clone()));
+    }
+    shortest(&lines, &SASS, Thread)
+}
+
+/// A line of a listing: a branch target or an instruction.
+enum Line {
+    Label(String),
+    Instruction(String),
+}
+
+/// Where control goes after an instruction.
+enum Flow {
+    Next,
+    Jump(String),
+    Branch(String),
+    End,
+    MaybeEnd,
+}
+
+/// What the search needs to know about one instruction set.
+struct Isa {
+    flow: fn(&str) -> Flow,
+    atomic: fn(&str) -> bool,
+    poll: fn(&str) -> bool,
+}
+
+const AMD: Isa = Isa { flow: amd_flow, atomic: amd_atomic, poll: amd_poll };
+const SASS: Isa = Isa { flow: sass_flow, atomic: sass_atomic, poll: sass_poll };
+
+fn first_word(instruction: &str) -> &str {
+    instruction.split_whitespace().next().unwrap_or("")
+}
+
+fn last_word(instruction: &str) -> String {
+    instruction.split_whitespace().last().unwrap_or("").trim_end_matches(',').to_owned()
+}
+
+fn amd_flow(instruction: &str) -> Flow {
+    let mnemonic = first_word(instruction);
+    if mnemonic == "s_branch" {
+        Flow::Jump(last_word(instruction))
+    } else if mnemonic.starts_with("s_cbranch_") {
+        Flow::Branch(last_word(instruction))
+    } else if mnemonic.starts_with("s_endpgm") {
+        Flow::End
+    } else {
+        Flow::Next
+    }
+}
+
+/// LDS read-modify-write atomics, by the word after `ds_` (gfx9 and gfx11/12 spellings).
+fn amd_atomic(instruction: &str) -> bool {
+    const RMW: &str = "add sub rsub inc dec min max and or xor mskor wrxchg wrxchg2 wrxchg2st64 storexchg \
+                       cmpst cmpstore cmpswap condxchg32 pk";
+    let stem = first_word(instruction).strip_prefix("ds_").and_then(|rest| rest.split('_').next());
+    stem.is_some_and(|stem| RMW.split_whitespace().any(|op| op == stem))
+}
+
+fn amd_poll(instruction: &str) -> bool {
+    let mnemonic = first_word(instruction);
+    mnemonic.starts_with("ds_read") || mnemonic.starts_with("ds_load")
+}
+
+fn sass_flow(instruction: &str) -> Flow {
+    let predicated = first_word(instruction).starts_with('@');
+    let mnemonic = crate::mnemonic(instruction);
+    let operands = instruction.split_once(mnemonic).map_or("", |(_, rest)| rest).split(',').count();
+    if mnemonic.starts_with("BRA") || mnemonic.starts_with("JMP") {
+        // `BRA 0x80` always jumps; `@!P0 BRA 0x80` and `BRA P0, 0x80` may not.
+        if predicated || operands > 1 {
+            Flow::Branch(last_word(instruction))
+        } else {
+            Flow::Jump(last_word(instruction))
+        }
+    } else if mnemonic == "EXIT" {
+        if predicated {
+            Flow::MaybeEnd
+        } else {
+            Flow::End
+        }
+    } else {
+        Flow::Next
+    }
+}
+
+fn sass_atomic(instruction: &str) -> bool {
+    let mnemonic = crate::mnemonic(instruction);
+    mnemonic.starts_with("ATOMS") || mnemonic.starts_with("SYNCS.ARRIVE")
+}
+
+fn sass_poll(instruction: &str) -> bool {
+    let mnemonic = crate::mnemonic(instruction);
+    mnemonic == "LDS" || mnemonic.starts_with("LDS.") || mnemonic.starts_with("SYNCS.PHASECHK")
+}
+
+/// What the search follows besides the position: the states after an instruction went one
+/// way (none: it cannot go that way).
+trait Machine: Clone + Eq + Hash {
+    fn step(&self, instruction: &str, outcome: Outcome) -> Vec<Self>;
+}
+
+impl Machine for Lane {
+    fn step(&self, instruction: &str, outcome: Outcome) -> Vec<Lane> {
+        Lane::step(self, instruction, outcome)
+    }
+}
+
+/// One SASS thread: every branch may go either way.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Thread;
+
+impl Machine for Thread {
+    fn step(&self, _: &str, _: Outcome) -> Vec<Thread> {
+        vec![Thread]
+    }
+}
+
+/// Where the search gives up (a listing whose mask states multiply without end).
+const MAX_STATES: usize = 1 << 20;
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct State<M> {
+    at: usize,
+    atomic: bool,
+    poll: bool,
+    machine: M,
+}
+
+/// Breadth-first search: every instruction costs one, so the first end reached with the
+/// atomic and then the poll seen ends a shortest walk.
+fn shortest<M: Machine>(lines: &[Line], isa: &Isa, entry: M) -> Option<FastPath> {
+    let mut instructions: Vec<&str> = Vec::new();
+    let mut labels: HashMap<&str, usize> = HashMap::new();
+    for line in lines {
+        match line {
+            Line::Label(name) => {
+                labels.insert(name.as_str(), instructions.len());
+            }
+            Line::Instruction(text) => instructions.push(text),
+        }
+    }
+    let target = |name: &str| labels.get(name).copied().filter(|&i| i < instructions.len());
+    // Each instruction's successors (with the way it went there), and whether a walk may end there.
+    let mut next: Vec<Vec<(usize, Outcome)>> = Vec::with_capacity(instructions.len());
+    let mut ends = Vec::with_capacity(instructions.len());
+    for (i, instruction) in instructions.iter().enumerate() {
+        let fall = (i + 1 < instructions.len()).then_some(i + 1);
+        let (successors, end) = match (isa.flow)(instruction) {
+            Flow::Next => (fall.map(|j| (j, Outcome::Next)).into_iter().collect(), false),
+            Flow::Jump(label) => (vec![(target(&label)?, Outcome::Next)], false),
+            Flow::Branch(label) => {
+                let taken = (target(&label)?, Outcome::Taken);
+                (std::iter::once(taken).chain(fall.map(|j| (j, Outcome::NotTaken))).collect(), false)
+            }
+            Flow::End => (vec![], true),
+            Flow::MaybeEnd => (fall.map(|j| (j, Outcome::NotTaken)).into_iter().collect(), true),
+        };
+        next.push(successors);
+        ends.push(end);
+    }
+    if instructions.is_empty() {
+        return None;
+    }
+
+    let start = State { at: 0, atomic: false, poll: false, machine: entry };
+    let mut previous: HashMap<State<M>, Option<State<M>>> = HashMap::from([(start.clone(), None)]);
+    let mut queue = VecDeque::from([start]);
+    while let Some(state) = queue.pop_front() {
+        let instruction = instructions[state.at];
+        let poll = state.poll || (state.atomic && (isa.poll)(instruction));
+        let atomic = state.atomic || (isa.atomic)(instruction);
+        if ends[state.at] && atomic && poll {
+            let mut walk = vec![instruction.to_owned()];
+            let mut at = previous.get(&state).cloned().flatten();
+            while let Some(s) = at {
+                walk.push(instructions[s.at].to_owned());
+                at = previous.get(&s).cloned().flatten();
+            }
+            walk.reverse();
+            return Some(FastPath { instructions: walk });
+        }
+        for &(j, outcome) in &next[state.at] {
+            for machine in state.machine.step(instruction, outcome) {
+                let successor = State { at: j, atomic, poll, machine };
+                if !previous.contains_key(&successor) {
+                    if previous.len() >= MAX_STATES {
+                        return None;
+                    }
+                    previous.insert(successor.clone(), Some(state.clone()));
+                    queue.push_back(successor);
+                }
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(asm: &str) -> Option<usize> {
+        amd(asm).map(|p| p.count())
+    }
+
+    #[test]
+    fn straight_line_counts_every_instruction() {
+        let asm = "k:\n\ts_mov_b32 s0, 0 ; comment\n\tds_add_rtn_u64 v[0:1], v0, v[0:1]\n\ts_waitcnt lgkmcnt(0)\n\
+                   \tds_read_b64 v[2:3], v0\n\ts_endpgm\n";
+        assert_eq!(count(asm), Some(5));
+    }
+
+    #[test]
+    fn a_poll_before_the_atomic_does_not_count() {
+        let asm = "k:\n\tds_read_b64 v[2:3], v0\n\tds_add_rtn_u64 v[0:1], v0, v[0:1]\n\ts_endpgm\n";
+        assert_eq!(count(asm), None);
+        assert_eq!(count("k:\n\ts_endpgm\n"), None);
+        assert_eq!(count(""), None);
+    }
+
+    #[test]
+    fn diamond_takes_the_shorter_arm() {
+        // A uniform if (...) { 3 instructions } else { 1 instruction }, then the poll.
+        let asm = "k:\n\tds_add_rtn_u64 v[0:1], v0, v[0:1]\n\ts_cmp_eq_u32 s0, 0\n\ts_cbranch_scc1 .LBB0_2\n\
+                   ; %bb.1:\n\tv_mov_b32 v0, 1\n\tv_mov_b32 v0, 2\n\ts_branch .LBB0_3\n\
+                   .LBB0_2:\n\tv_mov_b32 v0, 3\n\
+                   .LBB0_3:\n\tds_load_b64 v[2:3], v0\n\ts_endpgm\n";
+        let path = amd(asm).expect("a path");
+        assert_eq!(
+            path.instructions,
+            [
+                "ds_add_rtn_u64 v[0:1], v0, v[0:1]",
+                "s_cmp_eq_u32 s0, 0",
+                "s_cbranch_scc1 .LBB0_2",
+                "v_mov_b32 v0, 3",
+                "ds_load_b64 v[2:3], v0",
+                "s_endpgm"
+            ]
+        );
+        // The arm that holds the atomic is taken although it is longer.
+        let asm = "k:\n\ts_cmp_eq_u32 s0, 0\n\ts_cbranch_scc1 .LBB0_2\n\tds_add_rtn_u64 v[0:1], v0, v[0:1]\n\
+                   \tv_mov_b32 v0, 1\n.LBB0_2:\n\tds_read_b64 v[2:3], v0\n\ts_endpgm\n";
+        assert_eq!(count(asm), Some(6));
+        // A lane that is active cannot skip the block exec-masked for it.
+        let asm = "k:\n\ts_cbranch_execz .LBB0_2\n\tv_mov_b32 v0, 1\n\
+                   .LBB0_2:\n\tds_add_rtn_u64 v[0:1], v0, v[0:1]\n\tds_read_b64 v[2:3], v0\n\ts_endpgm\n";
+        assert_eq!(count(asm), Some(5));
+    }
+
+    #[test]
+    fn a_wave_runs_one_arm_of_an_if_else_at_least() {
+        // if (cond) { 2 instructions } else { 2 instructions } as exec-masked code: a graph
+        // search could skip both arms (2 + 2 + 1 + 2 lines); the wave runs one of them.
+        let asm = "k:\n\tds_add_rtn_u64 v[0:1], v0, v[0:1]\n\tv_cmp_ne_u64_e32 vcc, 0, v[0:1]\n\
+                   \ts_and_saveexec_b64 s[2:3], vcc\n\ts_xor_b64 s[8:9], exec, s[2:3]\n\ts_cbranch_execz .LBB0_2\n\
+                   \tv_mov_b32 v0, 1\n\tv_mov_b32 v0, 2\n\
+                   .LBB0_2:\n\ts_andn2_saveexec_b64 s[2:3], s[8:9]\n\ts_cbranch_execz .LBB0_4\n\
+                   \tv_mov_b32 v0, 3\n\tv_mov_b32 v0, 4\n\
+                   .LBB0_4:\n\ts_or_b64 exec, exec, s[2:3]\n\tds_read_b64 v[2:3], v0\n\ts_endpgm\n";
+        let path = amd(asm).expect("a path");
+        assert_eq!(path.count(), 12, "{:#?}", path.instructions);
+        assert!(path.instructions.iter().any(|i| i.starts_with("v_mov_b32")));
+        // The leader election: the lane that adds is active in the guarded block.
+        let asm = "k:\n\ts_mov_b64 s[2:3], exec\n\tv_cmp_eq_u32_e32 vcc, 0, v2\n\ts_and_saveexec_b64 s[0:1], vcc\n\
+                   \ts_cbranch_execz .LBB0_2\n\tds_add_rtn_u64 v[0:1], v0, v[0:1]\n\
+                   .LBB0_2:\n\ts_or_b64 exec, exec, s[0:1]\n\tds_read_b64 v[2:3], v0\n\ts_endpgm\n";
+        assert_eq!(count(asm), Some(8));
+    }
+
+    #[test]
+    fn a_loop_runs_once_when_the_first_poll_succeeds() {
+        // arrive; poll: load, test, sleep and branch back while not done; end.
+        let asm = "k:\n\tds_add_rtn_u64 v[0:1], v0, v[0:1]\n\
+                   .LBB0_1:\n\tds_read_b64 v[2:3], v0\n\tv_cmp_eq_u64 vcc, v[0:1], v[2:3]\n\
+                   \ts_cbranch_vccz .LBB0_3\n\ts_sleep 1\n\ts_branch .LBB0_1\n\
+                   .LBB0_3:\n\ts_endpgm\n";
+        assert_eq!(count(asm), Some(5));
+        // A poll only reachable over the back-edge: the loop body runs twice.
+        let asm = "k:\n.LBB0_1:\n\tds_read_b64 v[2:3], v0\n\tds_add_rtn_u64 v[0:1], v0, v[0:1]\n\
+                   \ts_cmp_lg_u32 s0, 0\n\ts_cbranch_scc0 .LBB0_1\n\ts_endpgm\n";
+        assert_eq!(count(asm), Some(9));
+    }
+
+    #[test]
+    fn unknown_labels_give_no_path() {
+        let asm = "k:\n\tds_add_rtn_u64 v[0:1], v0, v[0:1]\n\ts_branch .LBB9_9\n\tds_read_b64 v[2:3], v0\n\ts_endpgm\n";
+        assert_eq!(count(asm), None);
+    }
+
+    #[test]
+    fn sass_branches_exits_and_native_arrivals() {
+        // sm_90 native arrive_and_wait as cuobjdump lists it.
+        let listing: Vec<(u64, String)> = [
+            (0x00, "LDC R1, c[0x0][0x28]"),
+            (0x10, "S2UR UR5, SR_CgaCtaId"),
+            (0x20, "UMOV UR4, 0x400"),
+            (0x30, "ULEA UR4, UR5, UR4, 0x18"),
+            (0x40, "SYNCS.ARRIVE.TRANS64.A1T0 R2, [UR4], RZ"),
+            (0x50, "SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R3"),
+            (0x60, "@!P0 BRA 0x80"),
+            (0x70, "EXIT"),
+            (0x80, "SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R3"),
+            (0x90, "@!P0 BRA 0x80"),
+            (0xa0, "BRA 0x70"),
+            (0xb0, "BRA 0xb0"),
+        ]
+        .into_iter()
+        .map(|(a, i)| (a, i.to_owned()))
+        .collect();
+        assert_eq!(sass(&listing).map(|p| p.count()), Some(8));
+        // A predicated EXIT may end the walk; so may the plain one after it.
+        let listing: Vec<(u64, String)> =
+            [(0x0, "ATOMS.ADD R0, [UR4], R1"), (0x10, "LDS R2, [UR4]"), (0x20, "@P0 EXIT"), (0x30, "EXIT")]
+                .into_iter()
+                .map(|(a, i)| (a, i.to_owned()))
+                .collect();
+        assert_eq!(sass(&listing).map(|p| p.count()), Some(3));
+    }
+}
