@@ -2,8 +2,9 @@
 //! gfx942, gfx1100 and gfx1200 (clang-19) and gfx950 and gfx1250 (clang 22), checked and
 //! unchecked, must use LDS atomics on the barrier
 //! word, the `s_sleep` wait loop and each target's fence sequence, and must not use scratch
-//! memory. `__syncthreads()` must be the hardware barrier (`s_barrier`, or `s_barrier_signal`
-//! and `s_barrier_wait` on gfx12). Per target, the unchecked `arrive_and_wait` fast path
+//! memory. `arrive` must be combined per wave (one lane's `ds_add_rtn_u64` for the wave);
+//! `__syncthreads()` must be the hardware barrier (`s_barrier`, or `s_barrier_signal` and
+//! `s_barrier_wait` on gfx12). Per target, the unchecked `arrive_and_wait` fast path
 //! (fast_path.rs) is measured and listed in the trial's name.
 //!
 //! Without the compiler the trials are reported ignored with the reason, unless
@@ -122,6 +123,46 @@ fn expect(target: Target, op: Op) -> Expect {
     }
 }
 
+/// Wave64 targets (CDNA); the others run wave32.
+fn wave64(target: Target) -> bool {
+    matches!(target, Target::Gfx90a | Target::Gfx942 | Target::Gfx950)
+}
+
+/// `arrive` is combined per wave by LLVM's atomic optimizer (the protocol relies on it): the
+/// wave's first active lane (its `v_mbcnt` rank is 0) adds the wave's count (`s_bcnt1` of
+/// exec) with the one `ds_add_rtn_u64` of the arrival, under `s_cbranch_execz`, and every
+/// lane rebuilds its own result from the broadcast (`v_readfirstlane`) and its rank.
+fn aggregated(target: Target, code: &OpCode) -> Result<(), String> {
+    let listing = || code.instructions.join("\n    ");
+    let at = |prefix: &str| code.instructions.iter().position(|i| i.starts_with(prefix));
+    let add = at("ds_add_rtn_u64").ok_or_else(|| format!("no ds_add_rtn_u64 in:\n    {}", listing()))?;
+    let (before, after) = code.instructions.split_at(add);
+    let rank: &[&str] =
+        if wave64(target) { &["v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32"] } else { &["v_mbcnt_lo_u32_b32"] };
+    let count = if wave64(target) { "s_bcnt1_i32_b64" } else { "s_bcnt1_i32_b32" };
+    let has_before = |prefix: &str| before.iter().any(|i| i.starts_with(prefix));
+    for want in rank.iter().chain([&count]) {
+        if !has_before(want) {
+            return Err(format!("no {want} before the arrival's ds_add_rtn_u64 in:\n    {}", listing()));
+        }
+    }
+    if !wave64(target) && has_before("v_mbcnt_hi") {
+        return Err(format!("a wave32 target ranks lanes over 64 bits:\n    {}", listing()));
+    }
+    // The election (rank == 0), then the branch that skips the add when no lane is elected.
+    let election = before
+        .iter()
+        .rposition(|i| (i.starts_with("v_cmp_eq_u32") || i.starts_with("v_cmpx_eq_u32")) && i.contains(" 0, v"));
+    let skip = before.iter().rposition(|i| i.starts_with("s_cbranch_execz"));
+    if !matches!((election, skip), (Some(e), Some(s)) if e < s) {
+        return Err(format!("the ds_add_rtn_u64 is not under a one-lane election:\n    {}", listing()));
+    }
+    if !after.iter().any(|i| i.starts_with("v_readfirstlane_b32")) {
+        return Err(format!("the add's result is not broadcast (v_readfirstlane_b32):\n    {}", listing()));
+    }
+    Ok(())
+}
+
 fn check(code: &OpCode, expect: &Expect) -> Result<(), String> {
     let listing = || code.instructions.join("\n    ");
     if code.scratch_bytes != Some(0) {
@@ -159,7 +200,13 @@ fn main() {
                     "s_endpgm",
                 ));
             }
-            trials.extend(common::trials(&label, compiled, &Op::ALL, move |op, code| check(code, &expect(target, op))));
+            trials.extend(common::trials(&label, compiled, &Op::ALL, move |op, code| {
+                check(code, &expect(target, op))?;
+                if op == Op::Arrive {
+                    aggregated(target, code)?;
+                }
+                Ok(())
+            }));
         }
     }
     libtest_mimic::run(&args, trials).exit();
