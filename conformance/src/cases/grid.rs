@@ -12,7 +12,8 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
 fn grid<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     let blocks = ctx.device.info().max_cooperative_blocks.clamp(2, 8);
     let threads = 64u32;
-    for mode in [0u32, 1] {
+    // (mode, rounds): per-block arrival, per-thread arrival, per-thread with drops.
+    for (mode, rounds) in [(0u32, 200u32), (1, 200), (2, 50)] {
         let barrier = ctx.device.alloc::<u64>(1).map_err(|e| e.to_string())?;
         let data = ctx.device.alloc::<u32>((blocks * threads) as usize).map_err(|e| e.to_string())?;
         let report = ctx.report()?;
@@ -21,12 +22,14 @@ fn grid<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
         // the barrier is 8 bytes, as the buffer.
         let result = unsafe { ctx.launch("xbc_grid_init", LaunchConfig::new(1, 1), &[barrier.arg(), expected.into()]) };
         launched(result, "xbc_grid_init")?;
-        let args = [barrier.arg(), data.arg(), report.arg(), 200u32.into(), mode.into()];
+        let args = [barrier.arg(), data.arg(), report.arg(), rounds.into(), mode.into()];
         // SAFETY: `xbc_grid_barrier(grid_barrier* bar, unsigned* data, unsigned long long* report,
         // unsigned phases, unsigned mode)`; data has one slot per thread of the grid.
         let result = unsafe { ctx.launch("xbc_grid_barrier", LaunchConfig::new(blocks, threads).cooperative(), &args) };
         launched(result, "xbc_grid_barrier")?;
         check_report(&report, &format!("mode {mode}"))?;
     }
-    Ok(Pass(format!("{blocks} blocks x {threads} threads, 200 x2 grid phases, per-block and per-thread arrival")))
+    Ok(Pass(format!(
+        "{blocks} blocks x {threads} threads, 200 x2 grid phases per-block and per-thread, 50 rounds of per-thread drops"
+    )))
 }

@@ -321,29 +321,39 @@ struct protocol {
 // ---------------------------------------------------------------------------------------
 // The direct layout: device- and system-scope barriers without a completion function, in
 // unchecked builds. Here nothing has to run between a phase's last arrival and its waiters,
-// so the last arrival publishes the phase itself and the claim-then-publish round trip (two
-// serialized device-scope atomics) leaves the critical path.
+// so the last arrival publishes the phase itself, and nobody's critical path holds a second
+// device-scope atomic: the re-arming RMW is made by the phase's *first* arrival, which has
+// to wait for everyone else anyway.
 //
 //   63   62 .................... 31   30 ............ 0
 //   R    A (32 bits)                  E (31 bits)
 //
-// 1. A phase is armed with A = 2^32 - E. An arrival adds its count to A; the one that makes A
-//    reach 2^32 carries into R, which flips: the phase is complete, in that single RMW, and
-//    A wraps to the surplus. Atomics on one word are totally ordered, so exactly one RMW
-//    carries per phase, and its thread (which sees R differ between its old and new value)
-//    arms the next phase: it adds 2^32 - E, with E as its own RMW left it (a drop counted
-//    in the finished phase lowers E for the next; one counted later does not).
-// 2. Arrivals of the next phase that land before it is armed count up from 0 (they cannot
-//    carry: far fewer than 2^32); arming adds to them rather than overwriting, so they stay
-//    counted. If they already make up the whole next phase, arming carries into R again: the
-//    arming thread completed that phase too and arms the one after (the loop below).
-// 3. Such an arrival sees R already flipped, so its token is the next phase's parity without
-//    waiting for anything. Once everyone has dropped out (E = 0) nothing is armed.
-// 4. Waiters poll R as in the claimed layouts; the carrying RMW continues the release
+// 1. An armed phase has A = 2^32 - E + (its arrivals so far). An arrival adds its count to A
+//    (a drop also takes 1 from E, for later phases); the RMW that makes A reach 2^32 carries
+//    into R, which flips: the phase is complete, in that single RMW, and A wraps to 0 (to
+//    more only on over-arrival, which is undefined). Atomics on one word are totally ordered,
+//    so exactly one RMW carries per phase; its thread sees R differ between its old and new
+//    value.
+// 2. Phase 0 is armed by init. Every later phase starts unarmed at A = 0, and the arrival
+//    that finds A = 0 in its own RMW's result is the phase's first: it adds 2^32 - E, with E
+//    from that same result. No arrival of the phase preceded it, so no drop of the phase has
+//    lowered E yet: E is exactly this phase's count (drops counted in the phase before
+//    lowered it, as cuda::barrier says). Arming adds to the arrivals that landed in between
+//    rather than overwriting them; if they are already all of the phase, the arming RMW
+//    itself carries and its thread completed the phase.
+// 3. While unarmed, A holds fewer than 2^31 arrivals, so the first-arrival test cannot fire
+//    in an armed phase (A >= 2^32 - E > 0 there) nor twice in one phase. Each token is R as
+//    its own RMW found it: the parity of the phase that RMW was counted in. An arrival meant
+//    for the next phase cannot land between the last arrival and the arming of a phase:
+//    knowing that every arrival of the phase is in takes synchronizing with every arriving
+//    thread after its arrive() returned (tokens expose only R, which has not flipped yet),
+//    and the first arriver's arrive() returns only after its arming RMW. Without that
+//    knowledge the arrival could be an over-arrival, which is undefined.
+// 4. Waiters poll R as in the claimed layouts. The carrying RMW continues the release
 //    sequences of every arrival of its phase (all are RMWs on the word), so a waiter that
 //    reads the flipped R synchronizes with all of them. No arrival reads what others
 //    published (there is no completion function), so arrivals are release RMWs, and arming
-//    publishes nothing: relaxed.
+//    publishes nothing: relaxed; arrive_and_wait makes both acq_rel (see there).
 // Checked builds keep the claimed wide layout, whose state tells the checks how many
 // arrivals are pending at any time.
 // ---------------------------------------------------------------------------------------
@@ -356,6 +366,8 @@ struct direct_protocol {
 
   static XB_INLINE constexpr uint64_t armed(uint64_t expected) { return ((uint64_t(1) << 32) - expected) << a_shift; }
   static XB_INLINE constexpr bool parity(uint64_t s) { return (s >> 63) != 0; }
+  static XB_INLINE constexpr uint64_t arrivals_of(uint64_t s) { return (s >> a_shift) & 0xffffffffu; }
+  static XB_INLINE constexpr uint64_t expected_of(uint64_t s) { return s & e_mask; }
 
   static XB_INLINE void init(uint64_t* w, ptrdiff_t expected) {
     P::template store<ms>(w, armed(uint64_t(expected)) | uint64_t(expected), mem_order::relaxed);
@@ -367,24 +379,24 @@ struct direct_protocol {
   static XB_DEVICE bool arrive(uint64_t* w, ptrdiff_t update, bool drop, mem_order order = mem_order::release,
                                bool* completed_out = nullptr) {
     const uint64_t delta = (uint64_t(update) << a_shift) - (drop ? 1 : 0);
-    uint64_t old = P::template fetch_add<ms>(w, delta, order);
+    const uint64_t old = P::template fetch_add<ms>(w, delta, order);
     const bool token = parity(old);
     uint64_t now = old + delta;
-    const bool completed = parity(now) != parity(old);
-    while (parity(now) != parity(old)) {  // this RMW completed a phase: arm the next
-      const uint64_t expected = now & e_mask;
-      if (expected == 0) break;  // everyone dropped out
-      old = P::template fetch_add<ms>(w, armed(expected), mem_order::relaxed);
-      now = old + armed(expected);
+    // The phase's first arrival arms it (2. above); everyone dropped out (E = 0): nothing to arm.
+    if (arrivals_of(old) == 0 && expected_of(old) != 0) {
+      const mem_order arm_order = order == mem_order::release ? mem_order::relaxed : order;
+      now = P::template fetch_add<ms>(w, armed(expected_of(old)), arm_order) + armed(expected_of(old));
     }
+    const bool completed = parity(now) != token;
     if (completed) P::notify(w);  // wake parked waiters (the host backend parks idle workers)
     if (completed_out) *completed_out = completed;
     return token;
   }
 
-  // arrive() then wait(). The arrival whose RMW carried into R completed the phase; made
-  // acq_rel, that RMW read from the release sequence of every arrival of the phase, so it
-  // returns without the poll (a device-scope round trip) that would re-read its own carry.
+  // arrive() then wait(). The thread whose RMW (arrival or arming) carried into R completed
+  // the phase; made acq_rel, that RMW read from the release sequence of every arrival of the
+  // phase, so it returns without the poll (a device-scope round trip) that would re-read its
+  // own carry.
   static XB_DEVICE void arrive_and_wait(uint64_t* w) {
     bool completed = false;
     const bool token = arrive(w, 1, false, mem_order::acq_rel, &completed);
