@@ -25,6 +25,10 @@ pub struct LowerArgs {
     /// Print the intermediate code (PTX) instead of the machine instructions
     #[arg(long)]
     ptx: bool,
+    /// Print only the fast path of the round-trip operations (arrive_and_wait): the
+    /// instructions a non-last arrival whose first poll succeeds issues
+    #[arg(long, conflicts_with = "ptx")]
+    fast_path: bool,
     /// List the targets and operations
     #[arg(long)]
     list: bool,
@@ -63,6 +67,13 @@ pub fn run(args: &LowerArgs) -> ExitCode {
     if ops.is_empty() {
         ops = Op::ALL.to_vec();
     }
+    if args.fast_path {
+        ops.retain(|op| op.is_round_trip());
+        if ops.is_empty() {
+            let round_trips: Vec<Op> = Op::ALL.into_iter().filter(|op| op.is_round_trip()).collect();
+            return usage(format!("--fast-path needs a round-trip operation: {}", names(&round_trips, Op::name)));
+        }
+    }
     let lowering = match Lowering::compile(target, variant, args.checked) {
         Ok(lowering) => lowering,
         Err(error) => {
@@ -79,12 +90,22 @@ pub fn run(args: &LowerArgs) -> ExitCode {
             let _ = writeln!(text, "{}\n", code.intermediate);
         } else {
             let count = code.instructions.len();
+            let fast = match (&code.fast_path, op.is_round_trip()) {
+                (Some(path), _) => format!("; fast path {} instructions", path.count()),
+                (None, true) => "; no fast path found".to_owned(),
+                (None, false) => String::new(),
+            };
             let _ = writeln!(
                 text,
-                "== {op} on {target} {variant} ({mode}): {count} instructions in kernel {}",
+                "== {op} on {target} {variant} ({mode}): {count} instructions in kernel {}{fast}",
                 op.kernel()
             );
-            for instruction in &code.instructions {
+            let listed = match (&code.fast_path, args.fast_path) {
+                (Some(path), true) => &path.instructions,
+                (None, true) => continue,
+                _ => &code.instructions,
+            };
+            for instruction in listed {
                 let _ = writeln!(text, "    {instruction}");
             }
             text.push('\n');

@@ -87,13 +87,16 @@ enum Command {
             hip-src/kernels/lowering/ops.cpp) for a GPU target with the build helper's flags and \
             print its machine instructions (SASS from cuobjdump; AMDGPU assembly from clang-19) or, \
             with --ptx, its intermediate code. These are the listings the lowering tests assert on. \
+            The header of a round trip (arrive_and_wait) gives its fast path: the instructions a \
+            non-last arrival whose first poll succeeds issues, which --fast-path lists. \
             NVIDIA targets need nvcc and cuobjdump (tools/install-toolchains.sh cuda), AMD targets \
             clang-19 (tools/install-toolchains.sh amd); no GPU.",
         after_help = "Exit status: 0 on success; 1 when the toolchain is missing or the compile fails; 2 on \
             a usage error.\n\n\
             Examples:\n  xbar lower --op arrive_tx\n  xbar lower --target gfx942 --op arrive_tx\n  \
             xbar lower --target sm_80 --op arrive,wait\n  \
-            xbar lower --variant emulated --op arrive_and_wait\n  xbar lower --op memcpy_async_tx --ptx"
+            xbar lower --variant emulated --op arrive_and_wait\n  xbar lower --op memcpy_async_tx --ptx\n  \
+            xbar lower --target gfx90a --op arrive_and_wait --fast-path"
     )]
     Lower(lower::LowerArgs),
 }
