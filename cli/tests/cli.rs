@@ -147,6 +147,7 @@ fn lower_rejects_unknown_names() {
         ),
         (&["lower", "--op", "arrive,teleport"][..], "unknown operation `teleport`"),
         (&["lower", "--variant", "fast"][..], "unknown variant `fast`; known: native, emulated"),
+        (&["lower", "--op", "arrive", "--fast-path"][..], "--fast-path needs a round-trip operation: arrive_and_wait"),
     ] {
         let output = xbar(args);
         let (_, stderr) = text(&output);
@@ -168,6 +169,12 @@ fn lower_prints_the_instructions_of_an_op() {
     if output.status.success() {
         assert!(stdout.contains("== arrive_tx on sm_90 native (unchecked)"), "{stdout}");
         assert!(stdout.contains("SYNCS.ARRIVE.TRANS64"), "{stdout}");
+        // A round trip's header gives its fast path, which --fast-path lists.
+        let output = xbar(&["lower", "--target", "sm_90", "--op", "arrive_and_wait", "--fast-path"]);
+        let (stdout, stderr) = text(&output);
+        assert!(output.status.success(), "{stderr}");
+        assert!(stdout.contains("instructions in kernel xbl_arrive_and_wait; fast path "), "{stdout}");
+        assert!(stdout.contains("SYNCS.PHASECHK") && stdout.trim_end().ends_with("EXIT"), "{stdout}");
     } else {
         assert!(!required, "XBAR_REQUIRE_TOOLCHAINS=1 but xbar lower failed: {stderr}");
         assert_eq!(output.status.code(), Some(1), "{stderr}");
