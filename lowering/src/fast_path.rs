@@ -14,9 +14,10 @@
 //! On AMDGPU, branches are scalar, so the walk is what the whole wave issues. A block whose
 //! lanes are all masked off is skipped by `s_cbranch_execz`, but a wave cannot skip both
 //! arms of an if/else, which a bare graph search would do. The search therefore follows one
-//! lane's bit of exec and the masks that feed it ([`exec_mask`]), with every vector compare
-//! free to go either way. That is exact for a wave whose lanes all decide alike, the fast
-//! path's case, with the followed lane the one that performs the wave's atomic.
+//! lane's bit of exec and the masks that feed it (`fast_path/exec_mask.rs`), with every
+//! vector compare free to go either way. That is exact for a wave whose lanes all decide
+//! alike, the fast path's case, with the followed lane the one that performs the wave's
+//! atomic.
 //!
 //! Why the shortest such walk is the non-last arriver whose first poll succeeds: every way
 //! through the kernel passes the arrival's atomic (or, skipping it, a later atomic on a
