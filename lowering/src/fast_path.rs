@@ -69,8 +69,8 @@ pub fn amd(function_asm: &str) -> Option<FastPath> {
 }
 
 /// The fast path of a kernel from its SASS: (address, instruction) pairs as cuobjdump lists
-/// them. The atomic is a shared-memory atomic (`ATOMS`) or an mbarrier arrival
-/// (`SYNCS.ARRIVE`), the poll a shared-memory load (`LDS`) or an mbarrier phase test
+/// them. The atomic is a shared-memory atomic (`ATOMS`, or the generic `ATOM.E` the protocol
+/// adds a shared word with) or an mbarrier arrival (`SYNCS.ARRIVE`), the poll a shared-memory load (`LDS`) or an mbarrier phase test
 /// (`SYNCS.PHASECHK`).
 pub fn sass(listing: &[(u64, String)]) -> Option<FastPath> {
     let mut lines = Vec::new();
@@ -164,7 +164,7 @@ fn sass_flow(instruction: &str) -> Flow {
 
 fn sass_atomic(instruction: &str) -> bool {
     let mnemonic = crate::mnemonic(instruction);
-    mnemonic.starts_with("ATOMS") || mnemonic.starts_with("SYNCS.ARRIVE")
+    mnemonic.starts_with("ATOMS") || mnemonic.starts_with("ATOM.") || mnemonic.starts_with("SYNCS.ARRIVE")
 }
 
 fn sass_poll(instruction: &str) -> bool {

@@ -77,23 +77,24 @@ fn syncthreads() -> Expect {
     Expect { sass: &["BAR.SYNC"], sass_not: &["ATOM", "SYNCS", "NANOSLEEP", "LDL", "STL"], ptx: &["bar.sync"] }
 }
 
-/// The protocol (sm_90 emulated, sm_80): shared-space atomics on the barrier word (ATOMS; no
-/// generic ATOM.E, which takes a lock-based path for shared memory), a sleeping poll, and no
-/// mbarrier or bulk-copy instruction.
+/// The protocol (sm_90 emulated, sm_80): shared-space loads, stores and CAS on the barrier
+/// word (LDS/STS/ATOMS), arrivals as the generic 64-bit add (ATOM.E.ADD.64 at CTA scope: the
+/// shared-space ATOMS has no 64-bit add, its CAS-spin loop stays only as nvcc's fallback), a
+/// sleeping poll, and no mbarrier or bulk-copy instruction.
 fn protocol(op: Op) -> Expect {
-    const NOT_NATIVE: &[&str] = &["SYNCS", "UBLKCP", "ATOM.E", "LDL", "STL"];
+    const NOT_NATIVE: &[&str] = &["SYNCS", "UBLKCP", "LDL", "STL"];
+    const NO_GENERIC: &[&str] = &["SYNCS", "UBLKCP", "LDL", "STL", "ATOM.E"];
     match op {
-        Op::Init => Expect { sass: &["STS"], sass_not: NOT_NATIVE, ptx: &["st.relaxed.cta.shared.u64"] },
+        Op::Init => Expect { sass: &["STS"], sass_not: NO_GENERIC, ptx: &["st.relaxed.cta.shared.u64"] },
         Op::Arrive | Op::ArriveAndDrop => {
-            Expect { sass: &["ATOMS"], sass_not: NOT_NATIVE, ptx: &["atom.acq_rel.cta.shared.add.u64"] }
+            Expect { sass: &["ATOM.E.ADD.64.STRONG.SM"], sass_not: NOT_NATIVE, ptx: &["atom.add.acq_rel.cta.u64"] }
         }
-        Op::Wait => Expect { sass: &["LDS", "NANOSLEEP"], sass_not: NOT_NATIVE, ptx: &["nanosleep"] },
-        // One fetch_add per lane, which nvcc combines per warp (SHFL scan, one CAS-spin RMW:
-        // sm_90 has no 64-bit shared-memory atomic add).
+        Op::Wait => Expect { sass: &["LDS", "NANOSLEEP"], sass_not: NO_GENERIC, ptx: &["nanosleep"] },
+        // One fetch_add per lane, which nvcc combines per warp into one generic 64-bit add.
         Op::ArriveAndWait | Op::CompletionArriveAndWait => Expect {
-            sass: &["ATOMS.CAST.SPIN.64", "NANOSLEEP"],
+            sass: &["ATOM.E.ADD.64.STRONG.SM", "NANOSLEEP"],
             sass_not: NOT_NATIVE,
-            ptx: &["atom.acq_rel.cta.shared.add.u64", "nanosleep"],
+            ptx: &["atom.add.acq_rel.cta.u64", "nanosleep"],
         },
         Op::ArriveTx | Op::ExpectTx => {
             Expect { sass: &["ATOMS.CAS.64"], sass_not: NOT_NATIVE, ptx: &["atom.acq_rel.cta.shared.cas.b64"] }
@@ -141,8 +142,8 @@ fn main() {
     // the protocol's shared-memory atomic and load.
     let configs = [
         (Target::Sm90, Variant::Native, sm90_native as fn(Op) -> Expect, "SYNCS.ARRIVE", "SYNCS.PHASECHK"),
-        (Target::Sm90, Variant::Emulated, protocol, "ATOMS", "LDS"),
-        (Target::Sm80, Variant::Native, protocol, "ATOMS", "LDS"),
+        (Target::Sm90, Variant::Emulated, protocol, "ATOM.E.ADD.64", "LDS"),
+        (Target::Sm80, Variant::Native, protocol, "ATOM.E.ADD.64", "LDS"),
     ];
     let mut trials = Vec::new();
     for (target, variant, expect, atomic, poll) in configs {

@@ -57,10 +57,9 @@ struct cuda_platform {
   template <mem_scope S>
   using ref = cuda::atomic_ref<uint64_t, cuda_scope<S>::value>;
 
-  // A block-scope word in shared memory takes shared-space atomics (ATOMS.CAS.64 is one
-  // instruction); through a generic address nvcc emits a generic atomic with a lock-based
-  // shared-memory fallback and a MEMBAR before it, which cost ~20x a native mbarrier round
-  // trip on the H200 (2026-11-29). The test folds away for a __shared__ barrier.
+  // A block-scope word in shared memory takes shared-space loads, stores and CAS
+  // (ATOMS.CAS.64 is one instruction; a generic CAS carries a shared-memory fallback path).
+  // The test folds away for a __shared__ barrier.
   template <mem_scope S>
   static XB_INLINE bool in_shared(const uint64_t* w) {
     return S == mem_scope::block && __isShared(w);
@@ -89,13 +88,13 @@ struct cuda_platform {
     }
     ref<S>(*w).store(v, cuda_order(o));
   }
+  // fetch_add goes through the generic address even for a shared word: the shared-space
+  // instruction has no 64-bit add on sm_90 (ATOMS.CAST.SPIN.64 loop), while the generic
+  // ATOM.E.ADD.64 adds a shared word in one instruction, with the CAS loop kept only as
+  // nvcc's fallback. Measured on the H200 (2026-11-30, bench/results/2026-11-30-h200.md):
+  // emulated round trip 794 / 1025 / 2635 -> 634 / 660 / 961 cycles at 128 / 256 / 1024.
   template <mem_scope S>
   static XB_INLINE uint64_t fetch_add(uint64_t* w, uint64_t v, mem_order o) {
-    if (in_shared<S>(w) && o == mem_order::acq_rel) {
-      uint64_t old;
-      asm volatile("atom.acq_rel.cta.shared.add.u64 %0, [%1], %2;" : "=l"(old) : "r"(shared_address(w)), "l"(v) : "memory");
-      return old;
-    }
     return ref<S>(*w).fetch_add(v, cuda_order(o));
   }
   template <mem_scope S>
