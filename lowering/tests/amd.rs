@@ -163,6 +163,26 @@ fn aggregated(target: Target, code: &OpCode) -> Result<(), String> {
     Ok(())
 }
 
+/// protocol.hpp's "waits come last" (5.): a wave runs divergent branches one after the other,
+/// so a lane that polled before its wave's completer published would spin forever. In the
+/// arrivals' listings every `s_sleep` (the wait loops) lies after the completion step's
+/// publish, the last `ds_add_rtn_u64`; in the tx operations the claim wait's sleeps follow it
+/// too (the CAS loop's own back-off comes before: it waits for no other lane).
+fn waits_come_last(op: Op, code: &OpCode) -> Result<(), String> {
+    let listing = || code.instructions.join("\n    ");
+    let publish = code.instructions.iter().rposition(|i| i.starts_with("ds_add_rtn_u64"));
+    let sleeps: Vec<usize> =
+        code.instructions.iter().enumerate().filter(|(_, i)| i.starts_with("s_sleep")).map(|(n, _)| n).collect();
+    let (Some(publish), Some(&first), Some(&last)) = (publish, sleeps.first(), sleeps.last()) else {
+        return Err(format!("no publish (ds_add_rtn_u64) or no wait loop (s_sleep) in:\n    {}", listing()));
+    };
+    let arrival = matches!(op, Op::Arrive | Op::ArriveAndWait | Op::CompletionArriveAndWait);
+    if (arrival && first < publish) || last < publish {
+        return Err(format!("a wait loop (s_sleep) precedes the completion step's publish in:\n    {}", listing()));
+    }
+    Ok(())
+}
+
 fn check(code: &OpCode, expect: &Expect) -> Result<(), String> {
     let listing = || code.instructions.join("\n    ");
     if code.scratch_bytes != Some(0) {
@@ -204,6 +224,12 @@ fn main() {
                 check(code, &expect(target, op))?;
                 if op == Op::Arrive {
                     aggregated(target, code)?;
+                }
+                if matches!(
+                    op,
+                    Op::Arrive | Op::ArriveAndWait | Op::CompletionArriveAndWait | Op::ArriveTx | Op::ExpectTx
+                ) {
+                    waits_come_last(op, code)?;
                 }
                 Ok(())
             }));

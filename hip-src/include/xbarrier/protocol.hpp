@@ -55,6 +55,13 @@
 //    relaxed polls then one acquire fence, where the platform says so). Every RMW continues
 //    the release sequences of the earlier ones, so a waiter that reads the published R
 //    synchronizes with every arrival of the phase and with the completer.
+// 5. Waits come last. On AMDGPU the lanes of a wave that take different branches run one
+//    branch after the other, so a lane that spins before another lane of its wave has made
+//    the progress it waits for (the completion step it is owed) would spin forever; on CUDA
+//    (independent thread scheduling) it only starves it for a while (the H200's emulated round
+//    trip went from 660 to 1348 cycles when arrive_and_wait's poll came first, 2026-11-30).
+//    So no function here polls before the completion step its own call may run: settle()
+//    and the tx CAS loop never wait, and their callers wait afterwards.
 // ---------------------------------------------------------------------------------------
 #pragma once
 #include <stddef.h>
@@ -258,8 +265,10 @@ struct protocol {
     const uint64_t delta = (uint64_t(update) << L::a_shift) - (drop ? 1 : 0);
     const uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::acq_rel);
     if (XB_LIKELY(still_collecting(old + delta))) return W::parity(old);
-    bool completed = false;
-    return settle(w, old, old + delta, update, drop, completion, completed);
+    const settled s = settle(w, old, old + delta, update, drop, completion);
+    // A drop returns no token, so it need not wait for the claim.
+    if (s.early && !drop) wait_claim_published(w, s.r == 0, op);
+    return s.r != 0;
   }
 
   // The common case costs one bit test: Z is still clear after this arrival, so it was clear
@@ -268,75 +277,86 @@ struct protocol {
   // and new states instead cost ~20 vector instructions per wave on AMDGPU.
   static XB_INLINE bool still_collecting(uint64_t now) { return !W::all_arrived(now); }
 
-  // Every other arrival: counted while a completion step runs, the last one, or one made
-  // while only tx is outstanding. Returns the parity of the phase the arrival was counted
-  // in; `completed` tells whether this call completed it.
+  // What an arrival that was not still_collecting found: `r`, the R bit (in place) of the
+  // phase it was counted in; `completed`, whether it completed that phase (its completion
+  // step has run and is published); `early`, whether it was counted in the next phase while
+  // this one's completion step runs, so that the caller must wait for that claim to be
+  // published (3. above) before handing out the token. settle() itself never waits (5.
+  // above).
+  struct settled {
+    uint64_t r;
+    bool completed;
+    bool early;
+  };
   template <class Completion>
-  static XB_DEVICE bool settle(uint64_t* w, uint64_t old, uint64_t now, ptrdiff_t update, bool drop,
-                               Completion& completion, bool& completed) {
+  static XB_DEVICE settled settle(uint64_t* w, uint64_t old, uint64_t now, ptrdiff_t update, bool drop,
+                                  Completion& completion) {
     const uint32_t op = drop ? XB_OP_ARRIVE_AND_DROP : XB_OP_ARRIVE;
     if (W::claimed(old)) {
       // Everyone dropped out: nobody may arrive any more (the barrier never completes again).
       if (XB_CHECKED && W::expected(old) == 0)
         fault(drop ? XB_FAULT_DROP_EMPTY : XB_FAULT_OVER_ARRIVAL, op, w, old, update, 0);
-      // Counted for the next phase while this one's completion step runs (3. above). A
-      // drop returns no token, so it need not wait.
-      if (!drop) wait_claim_published(w, W::parity(old), op);
-      return !W::parity(old);
+      return {(old & W::r_bit) ^ W::r_bit, false, true};
     }
     if (XB_CHECKED) {
       if (update > W::pending(old)) fault(XB_FAULT_OVER_ARRIVAL, op, w, old, update, W::pending(old));
       if (drop && W::expected(old) == 0) fault(XB_FAULT_DROP_EMPTY, op, w, old, 1, 0);
     }
-    if (W::claimed(now)) {
-      complete(w, now, completion);
-      completed = true;
-    }
-    return W::parity(old);
+    if (!W::claimed(now)) return {old & W::r_bit, false, false};
+    complete(w, now, completion);
+    return {old & W::r_bit, true, false};
   }
 
   // arrive() then wait(). The fast case waits on the R bit as the arrival found it, with no
   // detour through a bool. The completer returns at once: it published the phase itself, and
   // its claiming acq_rel RMW read from the release sequence of every arrival and tx update of
   // the phase, so it has seen them all; polling would only re-read its own publish (one
-  // device-scope round trip for a wide barrier).
+  // device-scope round trip for a wide barrier). Both waits come after settle() (5. above).
   template <class Completion>
   static XB_DEVICE void arrive_and_wait(uint64_t* w, Completion& completion) {
     const uint64_t delta = uint64_t(1) << L::a_shift;
     const uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::acq_rel);
-    if (XB_LIKELY(still_collecting(old + delta))) return wait_r(w, old & W::r_bit, XB_OP_WAIT);
-    bool completed = false;
-    const bool parity = settle(w, old, old + delta, 1, false, completion, completed);
-    if (!completed) wait_parity(w, parity);
+    settled s = {old & W::r_bit, false, false};
+    if (XB_UNLIKELY(!still_collecting(old + delta))) s = settle(w, old, old + delta, 1, false, completion);
+    if (s.early) wait_claim_published(w, s.r == 0, XB_OP_ARRIVE);
+    if (!s.completed) wait_r(w, s.r, XB_OP_WAIT);
   }
 
   // arrive_tx (arrivals > 0), expect_tx (arrivals 0, tx > 0) and complete_tx (tx < 0), each
-  // one compare-and-swap so that the arrival and the tx change are a single atomic step.
+  // one compare-and-swap so that the arrival and the tx change are a single atomic step. The
+  // CAS loop never waits: a lane that finds the previous phase claimed leaves it, lets the
+  // completion step run (it may be another lane's of this wave), waits for the publish, and
+  // tries again (5. above).
   template <class Completion>
   static XB_DEVICE bool tx_update(uint64_t* w, uint32_t arrivals, int64_t tx_delta,
                                   Completion& completion, uint32_t op) {
-    uint64_t old = P::template load<ms>(w, mem_order::relaxed);
-    uint64_t now;
-    uint32_t iteration = 0;
     for (;;) {
-      if (W::claimed(old)) {  // the previous phase's completion step is running (3. above)
-        if (XB_CHECKED && W::expected(old) == 0)  // everyone dropped out: it never completes again
-          fault(arrivals ? XB_FAULT_OVER_ARRIVAL : XB_FAULT_DROP_EMPTY, op, w, old, arrivals, 0);
-        wait_claim_published(w, W::parity(old), op);
-        old = P::template load<ms>(w, mem_order::relaxed);
-        continue;
+      uint64_t old = P::template load<ms>(w, mem_order::relaxed);
+      uint64_t now = 0;
+      bool blocked = false;
+      uint32_t iteration = 0;
+      for (;;) {
+        if (W::claimed(old)) {  // the previous phase's completion step is running (3. above)
+          if (XB_CHECKED && W::expected(old) == 0)  // everyone dropped out: it never completes again
+            fault(arrivals ? XB_FAULT_OVER_ARRIVAL : XB_FAULT_DROP_EMPTY, op, w, old, arrivals, 0);
+          blocked = true;
+          break;
+        }
+        if (XB_CHECKED && int64_t(arrivals) > W::pending(old))
+          fault(XB_FAULT_OVER_ARRIVAL, op, w, old, arrivals, W::pending(old));
+        const int64_t t = W::tx(old) + tx_delta;
+        if (XB_CHECKED && (t > max_tx || t < -max_tx))
+          fault(XB_FAULT_TX_OVERFLOW, op, w, old, t, t > 0 ? max_tx : -max_tx);
+        now = W::with_tx(old + (uint64_t(arrivals) << L::a_shift), t);
+        if (P::template compare_exchange<ms>(w, old, now, mem_order::acq_rel)) break;
+        P::backoff(iteration);
       }
-      if (XB_CHECKED && int64_t(arrivals) > W::pending(old))
-        fault(XB_FAULT_OVER_ARRIVAL, op, w, old, arrivals, W::pending(old));
-      const int64_t t = W::tx(old) + tx_delta;
-      if (XB_CHECKED && (t > max_tx || t < -max_tx))
-        fault(XB_FAULT_TX_OVERFLOW, op, w, old, t, t > 0 ? max_tx : -max_tx);
-      now = W::with_tx(old + (uint64_t(arrivals) << L::a_shift), t);
-      if (P::template compare_exchange<ms>(w, old, now, mem_order::acq_rel)) break;
-      P::backoff(iteration);
+      if (!blocked) {
+        if (W::claimed(now)) complete(w, now, completion);
+        return W::parity(old);
+      }
+      wait_claim_published(w, W::parity(old), op);
     }
-    if (W::claimed(now)) complete(w, now, completion);
-    return W::parity(old);
   }
 };
 
