@@ -13,6 +13,7 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
         case("arrive_update_gt_1", "arrive(update)", arrive_update::<B>),
         case("arrive_and_drop", "arrive_and_drop", drop::<B>),
         case("completion_once_before_waiters", "completion", completion::<B>),
+        case("completion_round_spans_phases", "completion", spanning::<B>),
     ]
 }
 
@@ -79,4 +80,10 @@ fn drop<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
 fn completion<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     per_block_size(ctx, "xbc_completion", &[1, 64, 1024], 500)?;
     Ok(Pass("500 x2 phases: the completion ran once per phase, before every waiter returned".into()))
+}
+
+fn spanning<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    // A quarter of 96, 160 or 1000 threads is no multiple of 32 or 64: warps straddle phases.
+    per_block_size(ctx, "xbc_completion_spanning", &[4, 96, 160, 1000], 300)?;
+    Ok(Pass("300 rounds of 4 phases per block: one warp's arrivals complete a phase and open the next".into()))
 }

@@ -166,3 +166,27 @@ XB_KERNEL void xbc_completion(unsigned long long* report, unsigned phases) {
     bar.arrive_and_wait();
   }
 }
+
+// One round of arrivals spans four phases: the barrier expects a quarter of the block, and
+// every thread arrives once per round (arrive only: a waiter could fall two phases behind
+// and alias its token). With a quarter that is not a multiple of the warp (wave) size, one
+// warp's arrivals complete a phase and are counted in the next while its completion step
+// runs: the completer and lanes that wait inside arrive() for its publish sit in the same
+// warp. On AMDGPU that deadlocks unless the waits come after the completion step
+// (protocol.hpp 5.); everywhere it must lose no phase.
+XB_KERNEL void xbc_completion_spanning(unsigned long long* report, unsigned rounds) {
+  __shared__ xb::barrier<xb::thread_scope_block, count_phases> bar;
+  __shared__ unsigned completed;
+  const unsigned n = xbc::block_threads(), t = threadIdx.x;
+  if (t == 0) {
+    completed = 0;
+    init(&bar, n / 4, count_phases{&completed});
+  }
+  __syncthreads();
+  for (unsigned r = 0; r < rounds; ++r) {
+    (void)bar.arrive();
+    __syncthreads();
+    xbc::expect_eq(report, r, completed, 4 * (r + 1));
+    __syncthreads();  // nobody starts the next round while another thread still reads
+  }
+}
