@@ -167,26 +167,28 @@ XB_KERNEL void xbc_completion(unsigned long long* report, unsigned phases) {
   }
 }
 
-// One round of arrivals spans four phases: the barrier expects a quarter of the block, and
-// every thread arrives once per round (arrive only: a waiter could fall two phases behind
-// and alias its token). With a quarter that is not a multiple of the warp (wave) size, one
-// warp's arrivals complete a phase and are counted in the next while its completion step
-// runs: the completer and lanes that wait inside arrive() for its publish sit in the same
-// warp. On AMDGPU that deadlocks unless the waits come after the completion step
-// (protocol.hpp 5.); everywhere it must lose no phase.
+// One round of arrivals spans two phases: the barrier expects half the block, and every
+// thread arrives once per round (arrive only: a waiter could fall two phases behind and
+// alias its token). With a half that is not a multiple of the warp (wave) size, one warp's
+// arrivals complete the first phase and are counted in the second while the first's
+// completion step runs: the completer and lanes that wait inside arrive() for its publish
+// sit in the same warp. On AMDGPU that deadlocks unless the waits come after the completion
+// step (protocol.hpp 5.); everywhere it must lose no phase. (Two phases, not more: what
+// arrives during a completion step counts in the next phase only, so more than that
+// phase's count would be an over-arrival.)
 XB_KERNEL void xbc_completion_spanning(unsigned long long* report, unsigned rounds) {
   __shared__ xb::barrier<xb::thread_scope_block, count_phases> bar;
   __shared__ unsigned completed;
   const unsigned n = xbc::block_threads(), t = threadIdx.x;
   if (t == 0) {
     completed = 0;
-    init(&bar, n / 4, count_phases{&completed});
+    init(&bar, n / 2, count_phases{&completed});
   }
   __syncthreads();
   for (unsigned r = 0; r < rounds; ++r) {
     (void)bar.arrive();
     __syncthreads();
-    xbc::expect_eq(report, r, completed, 4 * (r + 1));
+    xbc::expect_eq(report, r, completed, 2 * (r + 1));
     __syncthreads();  // nobody starts the next round while another thread still reads
   }
 }
