@@ -7,6 +7,19 @@
 // does when the data has landed. Either way the phase the copy is bound to cannot complete
 // before the data is in place. bulk_store / bulk_store_commit / bulk_store_wait_read are the
 // shared -> global direction (cp.async.bulk ... bulk_group), synchronous off the native path.
+//
+// Why gfx942/gfx950 do not use global_load_lds (DMA into LDS) for memcpy_async_tx. Its bytes
+// land after the issuing wave's vmcnt wait, so the issuing thread would have to complete the
+// tx-count later. Completing it inside the call (vmcnt(0), then complete_tx) is what the
+// synchronous copy already does, and is slower here: memcpy_async_tx is called by one thread,
+// and global_load_lds moves 4 bytes (gfx942; 16 on gfx950) per active lane into a
+// wave-uniform LDS base, so a single lane copies 4-16 bytes per instruction against 16 for
+// the wide copy. Completing it any later (at the thread's next barrier call) cannot be shown
+// deadlock-free: waiters of the phase wait on bytes whose completion depends on the issuing
+// thread reaching another barrier call, which may itself wait for those waiters (a
+// producer waiting on an "empty" barrier that the consumers only arrive on after this
+// phase). The condition for the DMA path, an argument that no waiter can deadlock,
+// does not hold for a deferred completion, so the path is left out.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
