@@ -49,9 +49,6 @@ const BACKEND: BackendKind = BackendKind::Cuda;
 pub const FAULT_RECORD_SYMBOL: &str = "xb_fault_record_slot";
 const FAULT_RECORD_CSYMBOL: &CStr = c"xb_fault_record_slot";
 
-/// Dynamic shared memory a block may use without opting in (`cuFuncSetAttribute`).
-const DEFAULT_SHARED_LIMIT: u32 = 48 * 1024;
-
 /// The CUDA backend.
 pub struct Cuda;
 
@@ -390,7 +387,10 @@ impl Backend for Cuda {
     ) -> Result<()> {
         device.ctx.bind()?;
         let shared = config.shared_bytes;
-        if shared > DEFAULT_SHARED_LIMIT && function.shared_limit.load(Ordering::Relaxed) < shared {
+        // The 48 KiB that needs no opt-in counts static shared memory too, so any dynamic
+        // size is opted in (once per function and size): 48 KiB of dynamic shared memory on
+        // top of a kernel's own __shared__ variables fails to launch otherwise.
+        if shared > 0 && function.shared_limit.load(Ordering::Relaxed) < shared {
             // SAFETY: the function belongs to a loaded module of the current context.
             unsafe {
                 result::function::set_function_attribute(

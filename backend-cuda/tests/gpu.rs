@@ -113,6 +113,30 @@ DONE:
     ret;
 }
 
+// 16 bytes of static shared memory beside the dynamic ones: writes the static array and the
+// last word of a 48 KiB dynamic area, reads both back into out[0] (their sum).
+.visible .entry static_and_dynamic_shared(.param .u64 p_out)
+{
+    .shared .align 16 .b8 fixed[16];
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    mov.u32 %r1, dsmem;
+    add.u32 %r1, %r1, 49148;
+    mov.u32 %r3, 1000;
+    st.shared.u32 [%r1], %r3;
+    mov.u32 %r4, fixed;
+    mov.u32 %r5, 234;
+    st.shared.u32 [%r4], %r5;
+    bar.sync 0;
+    ld.shared.u32 %r2, [%r1];
+    ld.shared.u32 %r6, [%r4];
+    add.u32 %r7, %r2, %r6;
+    ld.param.u64 %rd1, [p_out];
+    cvta.to.global.u64 %rd1, %rd1;
+    st.global.u32 [%rd1], %r7;
+    ret;
+}
+
 // Spins for about p_ns nanoseconds of %globaltimer.
 .visible .entry spin(.param .u64 p_ns)
 {
@@ -268,6 +292,23 @@ fn large_dynamic_shared_memory_opts_in() {
     let mut bytes = [0u8; 4];
     Cuda::read(&device, &out, 0, &mut bytes).unwrap();
     assert_eq!(u32::from_ne_bytes(bytes), 12345);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn exactly_48_kib_of_dynamic_shared_memory_beside_static_shared_launches() {
+    let device = device();
+    let module = Cuda::load_module(&device, "ptx", image()).unwrap();
+    let stream = Cuda::create_stream(&device).unwrap();
+    let out = Cuda::alloc(&device, 4).unwrap();
+    let kernel = Cuda::function(&device, &module, "static_and_dynamic_shared").unwrap();
+    let config = LaunchConfig::new(1, 32).shared(48 * 1024);
+    // SAFETY: static_and_dynamic_shared(unsigned*); `out` outlives the synchronize.
+    unsafe { Cuda::launch(&device, &stream, &kernel, &config, &[KernelArg::Ptr(Cuda::address(&out))]) }.unwrap();
+    Cuda::synchronize(&device, &stream).unwrap();
+    let mut bytes = [0u8; 4];
+    Cuda::read(&device, &out, 0, &mut bytes).unwrap();
+    assert_eq!(u32::from_ne_bytes(bytes), 1234);
 }
 
 #[test]
