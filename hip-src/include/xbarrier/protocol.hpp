@@ -57,11 +57,13 @@
 //    synchronizes with every arrival of the phase and with the completer.
 // 5. Waits come last. On AMDGPU the lanes of a wave that take different branches run one
 //    branch after the other, so a lane that spins before another lane of its wave has made
-//    the progress it waits for (the completion step it is owed) would spin forever; on CUDA
-//    (independent thread scheduling) it only starves it for a while (the H200's emulated round
-//    trip went from 660 to 1348 cycles when arrive_and_wait's poll came first, 2026-11-30).
-//    So no function here polls before the completion step its own call may run: settle()
-//    and the tx CAS loop never wait, and their callers wait afterwards.
+//    the progress it waits for (the completion step it is owed) would spin forever (CUDA's
+//    independent thread scheduling lets the completer run anyway). So no function here polls
+//    before the completion step its own call may run: settle() and the tx CAS loop never
+//    wait, and their callers wait afterwards. On every platform, so that the H200's emulated
+//    variant runs the code AMD runs; there this shape costs 2x in the round trip (660 ->
+//    1407 cycles at 256 threads) for reasons of nvcc's convergence barriers, not of the wait,
+//    which the round trip never executes (bench/results/2026-11-30-h200.md).
 // ---------------------------------------------------------------------------------------
 #pragma once
 #include <stddef.h>
