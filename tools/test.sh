@@ -6,10 +6,15 @@ cd "$(dirname "$0")/.."
 step() { printf '\n== %s\n' "$*"; }
 
 step "toolchains"
-bash tools/install-toolchains.sh host cuda amd zig   # amd: clang-19, zig: clang 22 (gfx950, gfx1250)
+bash tools/install-toolchains.sh host cuda amd zig actionlint   # amd: clang-19, zig: clang 22 (gfx950, gfx1250)
 # shellcheck disable=SC1091
-. /opt/gpu-toolchains/env.sh   # nvcc for the `cuda` feature's kernel images
+. /opt/gpu-toolchains/env.sh   # nvcc for the `cuda` feature's kernel images; actionlint
 export XBAR_REQUIRE_TOOLCHAINS=1   # the lowering tests must run here, not be ignored
+
+step "workflow lint (actionlint; shellcheck on every run: script)"
+# nvidia and amd are the GPU jobs' self-hosted runner labels, which actionlint must be told.
+actionlint -config-file <(printf 'self-hosted-runner:\n  labels: [nvidia, amd]\n') .github/workflows/ci.yml
+echo "actionlint: .github/workflows/ci.yml OK"
 
 step "format and lints"
 cargo fmt --all --check
