@@ -42,6 +42,13 @@ for pair in ${SANITIZERS:-memcheck:cuda racecheck:cuda synccheck:cuda memcheck:c
   LIMIT=${SANITIZER_LIMIT:-120} run "sanitizer-$tool-$target" compute-sanitizer --tool "$tool" --error-exitcode 9 \
     "$BIN/conformance-release" --test-threads 1 "[$target]" "${skip[@]}"
 done
+# Checked device code (the protocol on every path) under the sanitizers that model it:
+# synccheck. racecheck models hardware barriers only and reports the protocol's data
+# exchanges as races (bench/results/2026-11-30-h200.md, run 10).
+for tool in ${CHECKED_SANITIZERS:-synccheck}; do
+  LIMIT=${SANITIZER_LIMIT:-120} run "sanitizer-$tool-cuda-checked" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+    "$BIN/conformance-checked" --test-threads 1 "[cuda]"
+done
 cat "$OUT/gpu.txt"
 [ -f "$RESULTS/bench.md" ] && cat "$RESULTS/bench.md"
 printf '%s\n' "${rows[@]}" | tee "$OUT/summary.txt"
