@@ -277,38 +277,33 @@ fn launches_and_marshals_every_argument_type() {
     assert!(got[..covered].iter().enumerate().all(|(i, &v)| v == i as f32 + 1.5));
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn large_dynamic_shared_memory_opts_in() {
+/// Launches `kernel(unsigned* out)` as one block of 32 threads with `shared` bytes of dynamic
+/// shared memory and returns out[0].
+fn one_word_from(kernel: &str, shared: u32) -> u32 {
     let device = device();
     let module = Cuda::load_module(&device, "ptx", image()).unwrap();
     let stream = Cuda::create_stream(&device).unwrap();
     let out = Cuda::alloc(&device, 4).unwrap();
-    let kernel = Cuda::function(&device, &module, "big_shared").unwrap();
-    let config = LaunchConfig::new(1, 32).shared(64 * 1024);
-    // SAFETY: big_shared(unsigned*); `out` outlives the synchronize.
+    let kernel = Cuda::function(&device, &module, kernel).unwrap();
+    let config = LaunchConfig::new(1, 32).shared(shared);
+    // SAFETY: the kernels given here take (unsigned*); `out` outlives the synchronize.
     unsafe { Cuda::launch(&device, &stream, &kernel, &config, &[KernelArg::Ptr(Cuda::address(&out))]) }.unwrap();
     Cuda::synchronize(&device, &stream).unwrap();
     let mut bytes = [0u8; 4];
     Cuda::read(&device, &out, 0, &mut bytes).unwrap();
-    assert_eq!(u32::from_ne_bytes(bytes), 12345);
+    u32::from_ne_bytes(bytes)
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn large_dynamic_shared_memory_opts_in() {
+    assert_eq!(one_word_from("big_shared", 64 * 1024), 12345);
 }
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn exactly_48_kib_of_dynamic_shared_memory_beside_static_shared_launches() {
-    let device = device();
-    let module = Cuda::load_module(&device, "ptx", image()).unwrap();
-    let stream = Cuda::create_stream(&device).unwrap();
-    let out = Cuda::alloc(&device, 4).unwrap();
-    let kernel = Cuda::function(&device, &module, "static_and_dynamic_shared").unwrap();
-    let config = LaunchConfig::new(1, 32).shared(48 * 1024);
-    // SAFETY: static_and_dynamic_shared(unsigned*); `out` outlives the synchronize.
-    unsafe { Cuda::launch(&device, &stream, &kernel, &config, &[KernelArg::Ptr(Cuda::address(&out))]) }.unwrap();
-    Cuda::synchronize(&device, &stream).unwrap();
-    let mut bytes = [0u8; 4];
-    Cuda::read(&device, &out, 0, &mut bytes).unwrap();
-    assert_eq!(u32::from_ne_bytes(bytes), 1234);
+    assert_eq!(one_word_from("static_and_dynamic_shared", 48 * 1024), 1234);
 }
 
 #[test]
