@@ -1,6 +1,31 @@
 //! Compiles the benchmark kernels (xb implementations and baselines) for every backend
-//! xbarrier was built with.
+//! xbarrier was built with, and the host backend's C++20 `std::barrier` baseline
+//! (bench/cpp/std_barrier.cpp) into this crate.
 fn main() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../hip-src/kernels/bench");
     xbarrier_build::Kernels::new("bench").dir(dir).build_or_exit();
+    std_barrier();
+}
+
+/// Builds the C++ baseline with `g++ -std=c++20 -O2` (the level of the host kernels, in every
+/// profile) and sets `cfg(xbb_std_barrier)`. A compiler without C++20's `<barrier>` leaves the
+/// cfg unset: the row then says it was skipped, and the rest of the benchmarks still build.
+fn std_barrier() {
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cpp/std_barrier.cpp");
+    println!("cargo:rerun-if-changed={}", source.display());
+    println!("cargo:rustc-check-cfg=cfg(xbb_std_barrier)");
+    let built = cc::Build::new()
+        .cpp(true)
+        .std("c++20")
+        .opt_level(2)
+        .flag("-pthread")
+        .warnings(true)
+        .file(&source)
+        .try_compile("xbb_std_barrier");
+    match built {
+        Ok(()) => println!("cargo:rustc-cfg=xbb_std_barrier"),
+        Err(e) => println!(
+            "cargo:warning=the C++20 std::barrier baseline is not built ({e}); `xbar bench` on the host skips its rows"
+        ),
+    }
 }

@@ -6,6 +6,7 @@
 //! | benchmark | xb | baselines | value |
 //! | --- | --- | --- | --- |
 //! | [`round-trip`](Benchmark::RoundTrip) | `arrive_and_wait`, native and emulated images | raw `mbarrier` PTX, CCCL `cuda::barrier`, `__syncthreads` | cycles per phase |
+//! | round-trip, host backend | `arrive_and_wait`, one block | C++20 `std::barrier`, Rust `std::sync::Barrier` (OS threads) | ns per phase |
 //! | [`reduction`](Benchmark::Reduction) | bulk loads + full/empty barriers | the same pipeline in raw PTX, a grid-stride kernel | GB/s read |
 //! | [`copy`](Benchmark::Copy) | bulk loads + bulk stores | `cudaMemcpy` device to device | GB/s read + written |
 //! | [`grid-barrier`](Benchmark::GridBarrier) | `xb::barrier<thread_scope_device>` | cooperative groups `grid.sync()` | ns per barrier |
@@ -17,6 +18,7 @@
 mod config;
 mod copy;
 mod grid;
+mod host_baselines;
 mod kernels;
 pub mod pattern;
 mod reduce;

@@ -1,9 +1,15 @@
 //! Block barrier round trip: every thread of a block arrives and waits, `iters` times, one
 //! block per multiprocessor; the value is cycles per phase (median over blocks, then over
 //! reps), read from the kernels' own clock.
+//!
+//! On the host backend it is one block, and the value is nanoseconds per phase: there the
+//! baselines are C++20 `std::barrier` and Rust's `std::sync::Barrier` on as many OS threads
+//! ([`host_baselines`](crate::host_baselines)), one group of threads on one barrier each, so
+//! xb runs one block too (blocks on other cores would compete for the same few cores).
 
 use xbarrier::{Backend, BackendKind, Buffer, Device, Kernel, LaunchConfig, Module, Result, Stream};
 
+use crate::host_baselines::{self, CPP_BARRIER};
 use crate::kernels::{raw_ptx_missing, DeviceReport, Heard, Images};
 use crate::report::{Row, Status, Target, Unit};
 use crate::suite::{finish, Progress};
@@ -84,6 +90,10 @@ pub(crate) fn run<B: Backend>(
             if imp.name != RAW_PTX && B::KIND == BackendKind::Cuda {
                 row = row.against(RAW_PTX, imp.target);
             }
+            if B::KIND == BackendKind::Host {
+                // The target: no slower than C++20 std::barrier at every size.
+                row = row.against(CPP_BARRIER, Some(Target::RatioAtMost(1.0)));
+            }
             let status = match imp.module {
                 Err(reason) => Ok(Status::Skipped(reason)),
                 Ok(module) => {
@@ -91,6 +101,16 @@ pub(crate) fn run<B: Backend>(
                 }
             };
             rows.push(finish(row, status, progress));
+        }
+        if B::KIND == BackendKind::Host {
+            for baseline in &host_baselines::ALL {
+                let mut row = Row::new(Benchmark::RoundTrip, &label, baseline.name, unit);
+                if baseline.name != CPP_BARRIER {
+                    // How many times xb's time it takes: what the "6x" is about.
+                    row = row.against("xb", None);
+                }
+                rows.push(finish(row, Ok(baseline.measure(threads, config)), progress));
+            }
         }
     }
     rows
@@ -104,7 +124,8 @@ fn measure<B: Backend>(
     threads: u32,
     config: &Config,
 ) -> Result<Status> {
-    let blocks = device.info().multiprocessors;
+    // One block on the host, like the baselines' one group of threads (see the module docs).
+    let blocks = if B::KIND == BackendKind::Host { 1 } else { device.info().multiprocessors };
     let launch = LaunchConfig::new(blocks, threads).shared(2 * threads * 4);
     let cycles: Buffer<B, u64> = device.alloc(blocks as usize)?;
     let mut report = DeviceReport::new(device)?;

@@ -3,7 +3,7 @@
 use xbarrier::{Backend, BackendKind, Buffer, Device, LaunchConfig, Result, Stream};
 
 use crate::kernels::Images;
-use crate::report::{set_ratios, Report, Row, Status};
+use crate::report::{set_ratios, Report, Row, Status, Target};
 use crate::{copy, grid, reduce, round_trip, Benchmark, Config};
 
 /// Called with each row as soon as it is measured (for progress lines).
@@ -12,15 +12,14 @@ pub(crate) type Progress<'a> = &'a dyn Fn(&Row);
 /// Runs `config`'s benchmarks on `device`; `progress` sees each row as it is measured.
 ///
 /// `Err` only when nothing can run (bad configuration, no kernel image for the device);
-/// a failure inside a benchmark becomes that row's [`Status::Failed`]. Targets are judged on
-/// the CUDA backend in release builds only: DESIGN's targets are H200 figures for unchecked
-/// device code.
+/// a failure inside a benchmark becomes that row's [`Status::Failed`]. Targets are judged in
+/// release builds only (they are for unchecked device code); the absolute ones (DESIGN's H200
+/// figures) on the CUDA backend only, ratio targets against a baseline on every backend.
 pub fn run<B: Backend>(device: &Device<B>, config: &Config, progress: &dyn Fn(&Row)) -> Result<Report> {
     config.validate(device.info())?;
     let images = Images::load(device)?;
     let stream = device.stream()?;
     let mut rows = Vec::new();
-    let mut notes = Vec::new();
     for &benchmark in &config.benchmarks {
         rows.extend(match benchmark {
             Benchmark::RoundTrip => round_trip::run(device, &images, &stream, config, progress),
@@ -31,31 +30,45 @@ pub fn run<B: Backend>(device: &Device<B>, config: &Config, progress: &dyn Fn(&R
     }
     set_ratios(&mut rows);
     let info = device.info();
-    let why_no_targets = if xbarrier::CHECKED {
-        Some(
+    let notes = judged_targets(&mut rows, B::KIND, xbarrier::CHECKED, &info.name);
+    Ok(Report { device: info.clone(), checked: xbarrier::CHECKED, rows, notes })
+}
+
+/// Keeps the targets that apply and says why others were dropped (the report's notes):
+/// checked builds judge nothing; on backends other than CUDA the absolute targets (H200
+/// figures) go, and ratio targets against a baseline that ran in the same process stay.
+fn judged_targets(rows: &mut [Row], kind: BackendKind, checked: bool, device: &str) -> Vec<String> {
+    let mut notes = Vec::new();
+    if checked {
+        for row in rows.iter_mut() {
+            row.target = None;
+        }
+        notes.push(
             "checked build: device code checks every barrier operation and runs the protocol everywhere, so the \
              numbers are not comparable and no target applies; benchmark a release build (cargo build --release)"
                 .to_owned(),
-        )
-    } else if B::KIND != BackendKind::Cuda {
-        Some(format!("the targets are NVIDIA H200 figures: the {} backend is not judged against them", B::KIND))
-    } else {
-        None
-    };
-    match why_no_targets {
-        Some(why) => {
-            for row in &mut rows {
+        );
+    } else if kind != BackendKind::Cuda {
+        // The absolute targets are H200 figures; a ratio target compares with a baseline that
+        // ran here (the host round trip against C++20 std::barrier) and stays.
+        let mut dropped = false;
+        for row in rows.iter_mut() {
+            if row.target.is_some_and(|t| !matches!(t, Target::RatioAtMost(_))) {
                 row.target = None;
+                dropped = true;
             }
-            notes.push(why);
         }
-        None if !info.name.contains("H200") => notes.push(format!(
-            "the absolute targets (GB/s, ns) are NVIDIA H200 figures; this is {}: judge it by the ratios",
-            info.name
-        )),
-        None => {}
+        if dropped {
+            notes.push(format!(
+                "the absolute targets (GB/s, ns) are NVIDIA H200 figures: the {kind} backend is not judged against them"
+            ));
+        }
+    } else if !device.contains("H200") {
+        notes.push(format!(
+            "the absolute targets (GB/s, ns) are NVIDIA H200 figures; this is {device}: judge it by the ratios"
+        ));
     }
-    Ok(Report { device: info.clone(), checked: xbarrier::CHECKED, rows, notes })
+    notes
 }
 
 /// Sets `row`'s status from `status` (an error becomes [`Status::Failed`]) and reports it.
@@ -94,6 +107,36 @@ pub(crate) fn bytes_text(bytes: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::report::Unit;
+
+    fn rows() -> Vec<Row> {
+        vec![
+            Row::new(Benchmark::RoundTrip, "2 threads", "xb", Unit::Nanoseconds)
+                .against("C++20 std::barrier", Some(Target::RatioAtMost(1.0))),
+            Row::new(Benchmark::GridBarrier, "2 blocks", "xb device barrier", Unit::Nanoseconds)
+                .target(Target::AtMost(1000.0)),
+        ]
+    }
+
+    #[test]
+    fn which_targets_are_judged() {
+        let mut host = rows();
+        let notes = judged_targets(&mut host, BackendKind::Host, false, "host CPU");
+        assert!(host[0].target.is_some() && host[1].target.is_none(), "{host:?}");
+        assert!(notes.len() == 1 && notes[0].contains("H200"), "{notes:?}");
+        let mut only_ratios = rows()[..1].to_vec();
+        assert!(judged_targets(&mut only_ratios, BackendKind::Host, false, "host CPU").is_empty());
+        let mut checked = rows();
+        let notes = judged_targets(&mut checked, BackendKind::Host, true, "host CPU");
+        assert!(checked.iter().all(|r| r.target.is_none()) && notes[0].starts_with("checked build"));
+        let mut h200 = rows();
+        assert!(judged_targets(&mut h200, BackendKind::Cuda, false, "NVIDIA H200").is_empty());
+        assert!(h200.iter().all(|r| r.target.is_some()));
+        let mut a100 = rows();
+        assert!(judged_targets(&mut a100, BackendKind::Cuda, false, "NVIDIA A100")[0].contains("A100"));
+    }
+
     #[test]
     fn byte_counts() {
         assert_eq!(super::bytes_text(2 << 30), "2 GiB");

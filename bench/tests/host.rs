@@ -1,6 +1,7 @@
 //! Every benchmark on the CPU backend at small sizes: the xb kernels (pipelines, bulk copy,
 //! device-scope barrier) must compute the right results through the protocol, the
-//! CUDA-only baselines must say why they were skipped, and ratios must be wired.
+//! CUDA-only baselines must say why they were skipped, the host round trip's std::barrier
+//! and std::sync::Barrier baselines must run and check, and ratios must be wired.
 
 use std::cell::RefCell;
 
@@ -45,6 +46,8 @@ fn every_benchmark_runs_correctly_on_the_host() {
     let names: Vec<(Benchmark, &str)> = report.rows.iter().map(|r| (r.benchmark, r.implementation)).collect();
     for expected in [
         (Benchmark::RoundTrip, "xb"),
+        (Benchmark::RoundTrip, "C++20 std::barrier"),
+        (Benchmark::RoundTrip, "Rust std::sync::Barrier"),
         (Benchmark::Reduction, "xb pipeline"),
         (Benchmark::Reduction, "grid-stride"),
         (Benchmark::Copy, "xb bulk copy"),
@@ -52,6 +55,22 @@ fn every_benchmark_runs_correctly_on_the_host() {
         (Benchmark::GridBarrier, "xb device barrier"),
     ] {
         assert!(names.contains(&expected), "{expected:?} missing from {names:?}");
+    }
+    // The host round trip: xb against C++20 std::barrier (the target), std::sync::Barrier
+    // against xb, at every size, all in ns.
+    for threads in ["2 threads", "8 threads"] {
+        let of = |name: &str| {
+            report
+                .rows
+                .iter()
+                .find(|r| r.benchmark == Benchmark::RoundTrip && r.config == threads && r.implementation == name)
+                .unwrap_or_else(|| panic!("no {threads} {name} row"))
+        };
+        let (xb, rust) = (of("xb"), of("Rust std::sync::Barrier"));
+        assert_eq!(xb.baseline, Some("C++20 std::barrier"));
+        assert_eq!(rust.baseline, Some("xb"));
+        assert!(xb.ratio.is_some_and(|r| r > 0.0) && rust.ratio.is_some_and(|r| r > 0.0), "{xb:?} {rust:?}");
+        assert_eq!(of("C++20 std::barrier").unit, Unit::Nanoseconds);
     }
     // The copy is compared with memcpy, both measured: a ratio exists.
     let xb_copy = report.rows.iter().find(|r| r.implementation == "xb bulk copy").expect("copy row");

@@ -42,9 +42,15 @@ fn host_round_trip_writes_table_markdown_and_json() {
             .unwrap_or_else(|| panic!("no {threads} row:\n{stdout}"));
         assert!(row.contains(" ns ") && row.trim_end().ends_with("ok"), "{row}");
     }
-    assert!(stdout.contains("2 measured, 0 wrong, 0 failed, 0 skipped"), "{stdout}");
+    assert!(stdout.contains("6 measured, 0 wrong, 0 failed, 0 skipped"), "{stdout}");
     assert!(stdout.contains("--features cuda"), "no hint about the GPU benchmarks:\n{stdout}");
-    assert!(stderr.contains("[bench] round-trip 2 threads xb: "), "no progress line: {stderr}");
+    // A progress line for every row: xb and both baselines at each size.
+    for threads in ["2 threads", "4 threads"] {
+        for implementation in ["xb", "C++20 std::barrier", "Rust std::sync::Barrier"] {
+            let line = format!("[bench] round-trip {threads} {implementation}: ");
+            assert!(stderr.contains(&line), "no progress line {line}: {stderr}");
+        }
+    }
 
     let md = std::fs::read_to_string(&md).unwrap_or_default();
     assert!(md.starts_with("# xbar bench") && md.contains("| round-trip | 4 threads | xb |"), "{md}");
