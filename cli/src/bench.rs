@@ -1,9 +1,12 @@
 //! `xbar bench`: runs the benchmarks (the `xbarrier-bench` crate) on one backend's device and
-//! prints the table; writes it as markdown (`--out`) and JSON (`--json`, `--format json`).
+//! prints the table (or `--format json|csv|markdown`); writes it as markdown (`--out`) and
+//! JSON (`--json`), and draws it as SVG bars (`--plot`).
 
 mod cells;
+mod csv;
 mod json;
 mod markdown;
+mod plot;
 mod table;
 
 use std::path::PathBuf;
@@ -36,6 +39,9 @@ pub struct BenchArgs {
     /// Also write the report as JSON to FILE
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Also draw the measurements to FILE as SVG: grouped bars per configuration, xb beside each baseline
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
     /// Smaller sizes and fewer repetitions, for a smoke run (not for the record)
     #[arg(long)]
     quick: bool,
@@ -115,6 +121,8 @@ enum Format {
     Table,
     /// The JSON report
     Json,
+    /// CSV: a header, then one line per row
+    Csv,
     /// The markdown report
     Markdown,
 }
@@ -251,12 +259,23 @@ fn run_on<B: Backend>(args: &BenchArgs) -> ExitCode {
             }
         }
     }
+    if let Some(path) = &args.plot {
+        if let Err(e) = plot::write(&report, path) {
+            eprintln!("xbar: error: plotting to {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+    }
     let code = exit_code(&report, args.strict);
     let text = match args.format {
         Format::Table => table::render(&report),
-        Format::Json => {
+        Format::Json | Format::Csv => {
+            // stdout is for the machine; the summary goes to the person.
             eprintln!("{}", summary(&report));
-            json::render(&report)
+            if args.format == Format::Json {
+                json::render(&report)
+            } else {
+                csv::render(&report)
+            }
         }
         Format::Markdown => markdown::render(&report),
     };
@@ -293,7 +312,7 @@ mod tests {
     use xbarrier::{BackendKind, DeviceInfo};
     use xbarrier_bench::{Benchmark, Report, Row, Status, Target, Unit};
 
-    use super::{exit_code, json, markdown, table};
+    use super::{csv, exit_code, json, markdown, plot, table};
 
     fn row(implementation: &'static str, status: Status) -> Row {
         Row {
@@ -308,7 +327,7 @@ mod tests {
         }
     }
 
-    /// A report as an H200 run would produce it, rendered three ways.
+    /// A report as an H200 run would produce it, rendered every way.
     #[test]
     fn a_gpu_report_renders_in_every_format() {
         let measured = |v: f64| Status::Measured { value: v, samples: vec![v - 1.0, v, v + 2.0] };
@@ -354,5 +373,23 @@ mod tests {
             assert!(json.contains(field), "{field} missing from {json}");
         }
         assert_eq!(exit_code(&report, false), std::process::ExitCode::FAILURE);
+
+        let csv = csv::render(&report);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 4, "{csv}");
+        assert!(lines[0].starts_with("benchmark,config,implementation,value,unit,vs,ratio,"), "{csv}");
+        assert!(lines[1].starts_with("round-trip,256 threads,xb native,86,cycles,raw PTX,1.0238"), "{csv}");
+        assert!(lines[1].contains(",<= 1.00x raw PTX,miss,ok,measured,85;86;88,"), "{csv}");
+        assert!(lines[2].ends_with(",WRONG,incorrect,,3 threads read a stale | slot"), "{csv}");
+
+        // Two bars (the wrong row has no value), a linear axis (84 to 86 is no 30x span).
+        let path = std::env::temp_dir().join(format!("xbar-plot-unit-{}.svg", std::process::id()));
+        plot::write(&report, &path).unwrap_or_else(|e| panic!("{e}"));
+        let svg = std::fs::read_to_string(&path).unwrap_or_default();
+        let _ = std::fs::remove_file(&path);
+        for text in ["round-trip", "xb native", "raw PTX", "256 threads", "cycles per phase (lower is better)"] {
+            assert!(svg.lines().any(|l| l.trim() == text), "{text} missing from {svg}");
+        }
+        assert!(!svg.contains("xb emulated"), "a row without a value is not drawn: {svg}");
     }
 }

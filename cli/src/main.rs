@@ -5,7 +5,7 @@
 //! - `xbar check` runs the conformance and misuse suites on every enabled backend and prints
 //!   a pass/fail table grouped by feature (or JSON).
 //! - `xbar bench` runs the benchmarks against their baselines and prints a table with ratios
-//!   and targets (or markdown / JSON).
+//!   and targets (or JSON / CSV / markdown), and draws them as SVG bars (`--plot`).
 //! - `xbar lower` prints the instructions each barrier operation becomes on a GPU target.
 
 mod bench;
@@ -73,11 +73,16 @@ enum Command {
             emulated vs raw mbarrier PTX, CCCL cuda::barrier, __syncthreads), streaming reduction \
             (GB/s; xb pipeline vs the same in raw PTX and a grid-stride kernel), streaming copy (GB/s \
             read + written; xb bulk copy vs cudaMemcpy) and grid-wide barrier (ns; xb device-scope \
-            barrier vs cooperative groups grid.sync). Targets hold for release builds on an H200.",
+            barrier vs cooperative groups grid.sync). Targets hold for release builds on an H200. \
+            On the host backend the round trip is nanoseconds per phase of one block, against C++20 \
+            std::barrier (target: no slower) and Rust's std::sync::Barrier on as many OS threads. \
+            stdout gets the table, or --format json|csv|markdown; --plot draws grouped bars per \
+            configuration (xb beside each baseline) as SVG.",
         after_help = "Exit status: 0 when every result was correct (targets missed or not); 1 when a result \
             was wrong or a measurement failed (with --strict also when a target was missed); 2 on a \
             usage error, without a device, or when nothing could run.\n\n\
-            Examples:\n  xbar bench\n  xbar bench --out bench.md --json bench.json\n  \
+            Examples:\n  xbar bench\n  xbar bench --out bench.md --json bench.json --plot bench.svg\n  \
+            xbar bench --backend host --format csv\n  \
             xbar bench --only round-trip --threads 256\n  xbar bench --only reduction --stages 8 --stage-kib 32"
     )]
     Bench(bench::BenchArgs),

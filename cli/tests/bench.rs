@@ -1,5 +1,6 @@
-//! `xbar bench` as a user runs it: on the CPU backend it times the round trip and writes the
-//! same report as table, markdown and JSON; without a GPU the GPU backends exit 2 with a fix.
+//! `xbar bench` as a user runs it: on the CPU backend it times the round trip against C++20
+//! std::barrier and std::sync::Barrier and writes the same report as table, markdown, JSON
+//! and CSV, and as an SVG plot; without a GPU the GPU backends exit 2 with a fix.
 
 use std::process::{Command, Output};
 
@@ -61,6 +62,98 @@ fn host_round_trip_writes_table_markdown_and_json() {
         assert!(json.contains(field), "{field} missing from {json}");
     }
     assert_eq!(json.matches("\"implementation\": \"xb\"").count(), 2, "{json}");
+}
+
+/// The implementations of the host round trip, in row order.
+const HOST_ROUND_TRIP: [&str; 3] = ["xb", "C++20 std::barrier", "Rust std::sync::Barrier"];
+
+#[test]
+fn host_round_trip_as_csv() {
+    let output = xbar(&["bench", "--backend", "host", "--threads", "2,3", "--reps", "1", "--format", "csv"]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let mut lines = stdout.lines();
+    assert_eq!(
+        lines.next(),
+        Some("benchmark,config,implementation,value,unit,vs,ratio,target,verdict,correct,status,samples,detail"),
+        "{stdout}"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 6, "one line per measurement:\n{stdout}");
+    for (k, row) in rows.iter().enumerate() {
+        assert_eq!(row.len(), 13, "{row:?}");
+        let threads = if k < 3 { "2 threads" } else { "3 threads" };
+        assert_eq!(row[..3], ["round-trip", threads, HOST_ROUND_TRIP[k % 3]], "{stdout}");
+        let value: f64 = row[3].parse().unwrap_or_else(|e| panic!("value {:?}: {e}", row[3]));
+        assert!(value > 0.0 && row[4] == "ns" && row[9] == "ok" && row[10] == "measured", "{row:?}");
+        assert_eq!(row[11].parse::<f64>().ok(), Some(value), "one rep: the sample is the value: {row:?}");
+        // xb is compared with C++20 std::barrier, std::sync::Barrier with xb (how many times
+        // xb's time it takes); the C++ baseline with nothing.
+        let vs = ["C++20 std::barrier", "", "xb"][k % 3];
+        assert_eq!(row[5], vs, "{row:?}");
+        assert_eq!(row[6].parse::<f64>().is_ok_and(|r| r > 0.0), !vs.is_empty(), "{row:?}");
+    }
+    // The summary goes to stderr, so stdout stays CSV.
+    assert!(stderr.contains("6 measured, 0 wrong"), "{stderr}");
+}
+
+#[test]
+fn host_round_trip_as_json_and_svg() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("xbar-bench-plot");
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let svg = dir.join("host.svg");
+    let _ = std::fs::remove_file(&svg);
+    let output = xbar(&[
+        "bench",
+        "--backend",
+        "host",
+        "--threads",
+        "2,3",
+        "--reps",
+        "1",
+        "--format",
+        "json",
+        "--quiet",
+        "--plot",
+        svg.to_str().unwrap_or_default(),
+    ]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"));
+    assert_eq!(json["device"]["backend"], "host", "{json}");
+    assert_eq!(json["checked"], xbarrier::CHECKED, "{json}");
+    assert_eq!(json["summary"]["measured"], 6, "{json}");
+    let rows = json["rows"].as_array().unwrap_or_else(|| panic!("no rows: {json}"));
+    assert_eq!(rows.len(), 6, "{json}");
+    for (k, row) in rows.iter().enumerate() {
+        for key in ["benchmark", "config", "implementation", "unit", "status", "value", "samples", "baseline", "ratio"]
+        {
+            assert!(row.get(key).is_some(), "{key} missing from {row}");
+        }
+        assert_eq!(row["implementation"], HOST_ROUND_TRIP[k % 3], "{row}");
+        assert_eq!(
+            (&row["benchmark"], &row["unit"], &row["status"]),
+            (&"round-trip".into(), &"ns".into(), &"measured".into())
+        );
+        assert!(row["value"].as_f64().is_some_and(|v| v > 0.0), "{row}");
+        assert_eq!(row["samples"].as_array().map(Vec::len), Some(1), "{row}");
+    }
+    // Release builds judge xb against C++20 std::barrier; checked builds judge nothing.
+    let xb = &rows[0];
+    assert_eq!(xb["baseline"], "C++20 std::barrier", "{xb}");
+    let target = if xbarrier::CHECKED { serde_json::Value::Null } else { "<= 1.00x C++20 std::barrier".into() };
+    assert_eq!(xb["target"], target, "{xb}");
+
+    let svg = std::fs::read_to_string(&svg).unwrap_or_else(|e| panic!("{}: {e}", svg.display()));
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{svg}");
+    assert!(svg.contains("round-trip"), "no panel title:\n{svg}");
+    // Every text element holds its text on a line of its own: the groups and the legend's
+    // implementation names.
+    for text in ["2 threads", "3 threads"].into_iter().chain(HOST_ROUND_TRIP) {
+        assert!(svg.lines().any(|l| l.trim() == text), "{text} missing from the plot:\n{svg}");
+    }
+    // Six bars, three legend swatches, the background (and the axes' own rects, if any).
+    assert!(svg.matches("<rect").count() >= 10, "{svg}");
 }
 
 #[test]
