@@ -1,13 +1,21 @@
 //! ThreadSanitizer stress test of the portable barrier protocol on host threads.
 //!
-//! Builds `hip-src/tests/protocol_stress.cpp` with `-fsanitize=thread` and runs it: at least
-//! 10^6 random barrier operations (arrive, arrive_and_drop, arrive_and_wait, split
-//! arrive/wait, the try_wait family, barrier_arrive_tx, barrier_expect_tx, complete_tx, a
-//! completion function) from several `std::thread`s, each checked for exactly-once phase
-//! completion and for the happens-before edges the barrier promises. A missing C++ compiler
-//! or ThreadSanitizer runtime fails the test; it never passes silently.
+//! Builds `hip-src/tests/protocol_stress.cpp` with `-fsanitize=thread` and runs it: 10^7
+//! random barrier operations in all (arrive, arrive(update), arrive_and_drop,
+//! arrive_and_wait, split arrive/wait, the try_wait family with try_wait_for timeouts that
+//! expire and that succeed, barrier_arrive_tx, barrier_expect_tx, memcpy_async_tx,
+//! complete_tx, completion functions) from several `std::thread`s, each checked for
+//! exactly-once phase completion, for the happens-before edges the barrier promises, and
+//! against a sequential model of the same schedule (completions per phase, the expected count
+//! after drops, the tx balance, the final barrier state). A missing C++ compiler or
+//! ThreadSanitizer runtime fails the test; it never passes silently.
 //!
-//! `PROTOCOL_STRESS_SEED` picks another seed (the program's default otherwise).
+//! The operations are split over two tests that cargo runs side by side: checked device code
+//! (`-O1`) and unchecked (`-O2`, which takes the direct layout for the system-scope barrier),
+//! each three runs of its own seed and thread count (`CHECKED_RUNS`, `UNCHECKED_RUNS`).
+//! A failing run prints the command lines that replay it. `PROTOCOL_STRESS_SEED` (with
+//! `PROTOCOL_STRESS_OPS`, `PROTOCOL_STRESS_THREADS` and `PROTOCOL_STRESS_ROUND`, all
+//! optional) runs that one configuration instead.
 
 use std::env;
 use std::fs;
@@ -21,8 +29,28 @@ const INSTALL_HINT: &str = "install a C++17 compiler with the ThreadSanitizer ru
      releases) or `dnf install gcc-c++ libtsan`, or point CXX at a clang++ whose compiler-rt \
      ships the tsan runtime";
 
-const MIN_OPS: u64 = 1_000_000;
+/// One run of the stress program: its seed, the operations it plans at least, its threads.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    seed: u64,
+    min_ops: u64,
+    threads: u32,
+}
+
+const fn plan(seed: u64, min_ops: u64, threads: u32) -> Plan {
+    Plan { seed, min_ops, threads }
+}
+
+/// Checked and unchecked runs plan 5 * 10^6 operations each: 10^7 in all. On a 2-core
+/// machine the two tests take about a minute side by side (README, Tests).
+const CHECKED_RUNS: [Plan; 3] =
+    [plan(0x5eed_ba77, 2_500_000, 4), plan(0xc0ff_ee01, 1_500_000, 3), plan(0xb10c_5eed, 1_000_000, 6)];
+const UNCHECKED_RUNS: [Plan; 3] =
+    [plan(0x0dd_ba11, 2_500_000, 4), plan(0x5ca1_ab1e, 2_000_000, 2), plan(0xfee1_900d, 500_000, 8)];
+/// What each test must execute in all (the program counts executed operations; polls apart).
+const MIN_OPS_PER_TEST: u64 = 5_000_000;
 const RUN_LIMIT: Duration = Duration::from_secs(600);
+const TSAN_OPTIONS: &str = "halt_on_error=1 exitcode=66 second_deadlock_stack=1";
 
 /// `$CXX` (program and any leading arguments, as in `CXX="ccache g++"`), else `g++`.
 fn cxx() -> (String, Vec<String>) {
@@ -39,11 +67,32 @@ fn out_dir(checked: bool) -> PathBuf {
     dir
 }
 
-fn build(root: &Path, dir: &Path, checked: bool) -> PathBuf {
+/// The optimization level of each build: checked code at -O1, unchecked at -O2, so that the
+/// two runs also see two code shapes.
+fn opt_level(checked: bool) -> &'static str {
+    if checked {
+        "-O1"
+    } else {
+        "-O2"
+    }
+}
+
+/// Builds the stress program; returns it and the shell command that built it.
+fn build(root: &Path, dir: &Path, checked: bool) -> (PathBuf, String) {
     let (program, pre_args) = cxx();
     let source = root.join("hip-src/tests/protocol_stress.cpp");
     let include = root.join("hip-src/include");
     let exe = dir.join("protocol_stress");
+    let flags = ["-std=c++17", opt_level(checked), "-g", "-fsanitize=thread", "-pthread"];
+    let checked_flag = format!("-DXB_CHECKED={}", u8::from(checked));
+    let command = format!(
+        "{} {} -I {} {} -o {}",
+        std::iter::once(program.as_str()).chain(pre_args.iter().map(String::as_str)).collect::<Vec<_>>().join(" "),
+        flags.iter().copied().chain([checked_flag.as_str()]).collect::<Vec<_>>().join(" "),
+        include.display(),
+        source.display(),
+        exe.display()
+    );
 
     let version = Command::new(&program).args(&pre_args).arg("--version").output();
     match version {
@@ -56,8 +105,8 @@ fn build(root: &Path, dir: &Path, checked: bool) -> PathBuf {
 
     let output = Command::new(&program)
         .args(&pre_args)
-        .args(["-std=c++17", "-O1", "-g", "-fsanitize=thread", "-pthread"])
-        .arg(format!("-DXB_CHECKED={}", u8::from(checked)))
+        .args(flags)
+        .arg(&checked_flag)
         .arg("-I")
         .arg(&include)
         .arg(&source)
@@ -85,7 +134,7 @@ fn build(root: &Path, dir: &Path, checked: bool) -> PathBuf {
             output.status
         );
     }
-    exe
+    (exe, command)
 }
 
 struct Run {
@@ -110,7 +159,7 @@ fn run(program: &Path, wrapper: &[&str], args: &[String], dir: &Path) -> Run {
     };
     let mut child = cmd
         .args(args)
-        .env("TSAN_OPTIONS", "halt_on_error=1 exitcode=66 second_deadlock_stack=1")
+        .env("TSAN_OPTIONS", TSAN_OPTIONS)
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
@@ -146,57 +195,123 @@ fn parse_ops(stdout: &str) -> Option<u64> {
 /// Checked device code: the claimed layouts everywhere, with the protocol's own checks.
 #[test]
 fn protocol_stress_under_thread_sanitizer() {
-    stress(true);
+    stress(true, "protocol_stress_under_thread_sanitizer");
 }
 
 /// Unchecked device code: the direct layout for the system-scope barrier without a
 /// completion function (protocol.hpp), as release builds run it.
 #[test]
 fn protocol_stress_unchecked_under_thread_sanitizer() {
-    stress(false);
+    stress(false, "protocol_stress_unchecked_under_thread_sanitizer");
 }
 
-fn stress(checked: bool) {
+fn env_u64(name: &str) -> Option<u64> {
+    let value = env::var(name).ok()?;
+    let value = value.trim();
+    let parsed = match value.strip_prefix("0x").or_else(|| value.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => value.parse(),
+    };
+    Some(parsed.unwrap_or_else(|e| panic!("{name}={value:?} is not a number: {e}")))
+}
+
+/// The runs of one test, or the one run the environment asks for (a replay), with the round
+/// to run alone if any.
+fn plans(checked: bool) -> (Vec<Plan>, Option<u64>) {
+    let round = env_u64("PROTOCOL_STRESS_ROUND");
+    match env_u64("PROTOCOL_STRESS_SEED") {
+        Some(seed) => {
+            let min_ops = env_u64("PROTOCOL_STRESS_OPS").unwrap_or(MIN_OPS_PER_TEST);
+            let threads = env_u64("PROTOCOL_STRESS_THREADS").map_or(4, |t| t as u32);
+            (vec![plan(seed, min_ops, threads)], round)
+        }
+        None if checked => (CHECKED_RUNS.to_vec(), None),
+        None => (UNCHECKED_RUNS.to_vec(), None),
+    }
+}
+
+fn stress(checked: bool, test_name: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = out_dir(checked);
-    let exe = build(root, &dir, checked);
-    let args: Vec<String> = env::var("PROTOCOL_STRESS_SEED").ok().into_iter().collect();
+    let (exe, build_command) = build(root, &dir, checked);
+    let (plans, round) = plans(checked);
+    let replaying = plans.len() == 1;
 
-    let start = Instant::now();
-    let mut result = run(&exe, &[], &args, &dir);
-    // Older TSAN runtimes cannot map their shadow memory under high-entropy ASLR; rerun
-    // with randomization off for this process only.
-    if result.stderr.contains("unexpected memory mapping") {
-        eprintln!("ThreadSanitizer could not map its shadow memory; rerunning under `setarch -R`");
-        let arch = env::consts::ARCH;
-        result = run(&exe, &["setarch", arch, "-R"], &args, &dir);
+    let all = Instant::now();
+    let mut total_ops = 0u64;
+    for p in &plans {
+        let mut args = vec![p.seed.to_string(), p.min_ops.to_string(), p.threads.to_string()];
+        if let Some(round) = round {
+            args.push(round.to_string());
+        }
+        let replay = format!(
+            "replay this run:\n  {build_command}\n  TSAN_OPTIONS='{TSAN_OPTIONS}' {} {}\nor:\n  \
+             PROTOCOL_STRESS_SEED={} PROTOCOL_STRESS_OPS={} PROTOCOL_STRESS_THREADS={}{} cargo test --test \
+             protocol_tsan {test_name} -- --nocapture",
+            exe.display(),
+            args.join(" "),
+            p.seed,
+            p.min_ops,
+            p.threads,
+            round.map(|r| format!(" PROTOCOL_STRESS_ROUND={r}")).unwrap_or_default()
+        );
+
+        let start = Instant::now();
+        let mut result = run(&exe, &[], &args, &dir);
+        // Older TSAN runtimes cannot map their shadow memory under high-entropy ASLR; rerun
+        // with randomization off for this process only.
+        if result.stderr.contains("unexpected memory mapping") {
+            eprintln!("ThreadSanitizer could not map its shadow memory; rerunning under `setarch -R`");
+            let arch = env::consts::ARCH;
+            result = run(&exe, &["setarch", arch, "-R"], &args, &dir);
+        }
+        let elapsed = start.elapsed();
+
+        print!("{}", result.stdout);
+        eprint!("{}", result.stderr);
+        let report = format!(
+            "exit code {:?} after {:.1} s\n--- stdout ---\n{}\n--- stderr ---\n{}\n{replay}",
+            result.code,
+            elapsed.as_secs_f64(),
+            result.stdout,
+            result.stderr
+        );
+
+        assert!(!result.timed_out, "protocol_stress did not finish within {RUN_LIMIT:?} (a hang): {report}");
+        assert!(
+            !result.stderr.contains("ThreadSanitizer"),
+            "ThreadSanitizer reported a problem (if it is 'unexpected memory mapping', lower \
+             vm.mmap_rnd_bits or run under `setarch -R`): {report}"
+        );
+        assert_eq!(result.code, Some(0), "protocol_stress failed: {report}");
+        let ops = parse_ops(&result.stdout)
+            .unwrap_or_else(|| panic!("no `protocol_stress: OK ... ops=N` line in the output: {report}"));
+        if round.is_none() {
+            assert!(
+                ops >= p.min_ops,
+                "protocol_stress ran only {ops} operations, want at least {}: {report}",
+                p.min_ops
+            );
+        }
+        total_ops += ops;
+        println!(
+            "protocol_tsan (checked={checked}, seed={}, threads={}): {ops} barrier operations under ThreadSanitizer \
+             in {:.1} s",
+            p.seed,
+            p.threads,
+            elapsed.as_secs_f64()
+        );
     }
-    let elapsed = start.elapsed();
-
-    print!("{}", result.stdout);
-    eprint!("{}", result.stderr);
-    let report = format!(
-        "exit code {:?} after {:.1} s\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        result.code,
-        elapsed.as_secs_f64(),
-        result.stdout,
-        result.stderr
-    );
-
-    assert!(!result.timed_out, "protocol_stress did not finish within {RUN_LIMIT:?} (a hang): {report}");
-    assert!(
-        !result.stderr.contains("ThreadSanitizer"),
-        "ThreadSanitizer reported a problem (if it is 'unexpected memory mapping', lower \
-         vm.mmap_rnd_bits or run under `setarch -R`): {report}"
-    );
-    assert_eq!(result.code, Some(0), "protocol_stress failed: {report}");
-    let ops = parse_ops(&result.stdout)
-        .unwrap_or_else(|| panic!("no `protocol_stress: OK ... ops=N` line in the output: {report}"));
-    assert!(ops >= MIN_OPS, "protocol_stress ran only {ops} operations, want at least {MIN_OPS}: {report}");
-
+    if !replaying {
+        assert!(
+            total_ops >= MIN_OPS_PER_TEST,
+            "the runs executed {total_ops} operations in all, want at least {MIN_OPS_PER_TEST}"
+        );
+    }
     println!(
-        "protocol_tsan (checked={checked}): {ops} barrier operations under ThreadSanitizer in {:.1} s",
-        elapsed.as_secs_f64()
+        "protocol_tsan (checked={checked}): {total_ops} barrier operations in {} run(s) in {:.1} s",
+        plans.len(),
+        all.elapsed().as_secs_f64()
     );
     let _ = fs::remove_dir_all(&dir);
 }

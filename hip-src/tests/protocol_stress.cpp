@@ -1,49 +1,69 @@
 // protocol_stress.cpp - a randomized stress test of the portable barrier protocol on host
 // threads, meant to run under ThreadSanitizer (tests/protocol_tsan.rs builds and runs it).
 //
-//   protocol_stress [seed [min_ops [threads]]]
+//   protocol_stress [seed [min_ops [threads [round]]]]
 //
 // Plain std::threads drive xb::barrier objects directly: no fibers, no backend runtime, so
 // xb::host::current() is null and the platform layer waits by spinning, then sched_yield.
-// Every round plans its whole schedule from the seed first (who arrives how often, in how
-// many calls, who drops out when, which tx-counts are expected and completed by whom, how
-// each thread waits); the threads then run that schedule concurrently, and only the
-// interleaving is left to the OS. Rounds repeat, on fresh barriers of several scopes, until
-// at least min_ops (default 10^6) barrier operations have been executed.
+// Every round plans its whole schedule first, from a generator seeded by (seed, round
+// number) alone: who arrives how often, in how many calls, who drops out when, which
+// tx-counts are expected and completed (or copied) by whom, how each thread waits. The
+// threads then run that schedule concurrently, and only the interleaving is left to the OS.
+// Rounds repeat, on fresh barriers of several scopes, until the planned operations reach
+// min_ops (default 10^6), so a seed, min_ops and threads fix every round's schedule. A
+// failure prints the command line that replays the whole run, and the one that replays just
+// the failing round (the fourth argument: run only that round).
 //
 // What is covered, per phase k of a round:
 //   - arrive(1) and arrive(n > 1); a thread may split its per-phase quota over several calls;
 //   - arrive_and_drop at random phases (a thread's quota falls for later phases; a thread
 //     whose quota reaches 0 leaves, and once every thread has left the round ends);
-//   - xb::device::barrier_arrive_tx, xb::device::barrier_expect_tx and
+//   - xb::device::barrier_arrive_tx, xb::device::barrier_expect_tx, and the bytes' completion
+//     by xb::device::memcpy_async_tx (a real copy into the round's "shared" buffer) or by
 //     xb::detail::complete_tx, with the completing thread other than the expecting one and
-//     racing it, so the tx-count is transiently negative; complete_tx split in two parts;
-//     zero-byte expect_tx / arrive_tx; a "late" transfer whose complete_tx comes after the
-//     expecting op, by any thread of the round (one that has already made its last arrival,
-//     or dropped out); a "late expect" whose barrier_expect_tx comes after the completion of
-//     its bytes and after all arrivals, so that the expect_tx itself completes the phase
+//     racing it, so the tx-count is transiently negative; the completion split in two parts
+//     (on a 16-byte boundary for copies); zero-byte expect_tx / arrive_tx / memcpy_async_tx /
+//     complete_tx; a "late" transfer whose completion comes after the expecting op, by any
+//     thread of the round (one that has already made its last arrival, or dropped out); a
+//     "late expect" whose barrier_expect_tx comes after the completion of its bytes and after
+//     all arrivals, so that the expect_tx itself completes the phase
 //     (MBARRIER-GROUND-TRUTH.md P1);
-//   - wait(token), wait_parity, try_wait loops, try_wait_for loops, try_wait_parity(_for)
-//     loops, arrive_and_wait, and "early" threads that learn from the completion function
-//     that phase k is complete and arrive for k+1 while k's completion step still runs
-//     (the protocol's claimed-but-unpublished state, header comment point 3.);
+//   - wait(token), wait_parity, try_wait loops, try_wait_for and try_wait_parity_for loops
+//     with timeouts of 0 to 1 ms (some expire, some succeed), try_wait_parity loops,
+//     arrive_and_wait, and "early" threads that learn from the completion function that
+//     phase k is complete and arrive for k+1 while k's completion step still runs (the
+//     protocol's claimed-but-unpublished state, header comment point 3.);
+//   - probes of a phase that cannot be complete yet: try_wait / try_wait_parity, and
+//     try_wait_for / try_wait_parity_for with a real timeout (1-20 us), which must expire;
 //   - block-scope barriers with and without a completion function (tx allowed), device- and
-//     system-scope barriers (the wide word layout) with and without one.
+//     system-scope barriers (the wide word layout; unchecked, the system one takes the
+//     direct layout) with and without one.
 //
-// What is checked (any violation prints "protocol_stress: FAIL ..." and exits 1):
+// What is checked (any violation prints "protocol_stress: FAIL ..." and the replay command
+// lines, and exits 1):
 //   - the completion function runs exactly once per phase and in order: it keeps a plain
 //     (non-atomic) phase counter, checks that every participant's data for that phase is
 //     visible, that exactly the planned arrival units and tx bytes of phases 0..k were
 //     issued before it ran, and every waiter checks the counter after its wait;
 //   - happens-before: every participant writes a plain per-thread slot before arriving in
-//     phase k, every tx completer writes a plain payload before complete_tx; the completion
-//     function and every waiter of phase k read all of them (TSAN flags a missing edge);
+//     phase k, every tx completer writes a plain payload before complete_tx or copies it with
+//     memcpy_async_tx; the completion function and every waiter of phase k read all of them
+//     (TSAN flags a missing edge);
 //   - every arrival token of phase k has parity k & 1;
 //   - a phase never reports complete while one of its arrivals or tx completions is still
-//     outstanding (try_wait_parity probes);
-//   - after the round: exactly the planned number of phases completed, no more.
+//     outstanding (the probes), and a try_wait_for that returns false has waited for at
+//     least its timeout;
+//   - the sequential model: before a round runs, the plan is executed op by op, in one legal
+//     order, on a model barrier (pending arrivals, expected count, tx-count, phase). It gives
+//     per phase the number of completions (1), the expected count after the phase's drops
+//     and the tx balance (0), and the barrier's final state. After the round the run's
+//     observations must equal it: completion-function invocations per phase (each
+//     invocation is attributed to a phase by the arrival units issued before it), the
+//     barrier word as each completion step found it (parity, all arrived, tx 0, the expected
+//     count after the drops), the number of phases completed, and the final word (parity,
+//     expected count, pending arrivals, tx-count).
 // The protocol's own checked mode (XB_CHECKED=1) adds over-arrival, tx-range and deadlock
-// (wait timeout) faults, which abort the process.
+// (wait timeout) faults, which abort the process (after printing the replay lines).
 //
 // Early arrivals and the parity ABA. An arrival counted in phase k+1 while phase k is
 // claimed waits inside protocol::arrive until the claim is published. An earlier protocol
@@ -59,12 +79,16 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include <signal.h>
 #include <sched.h>
 #include <time.h>
+#include <type_traits>
+#include <unistd.h>
 
 #include <xbarrier/barrier.hpp>
 
@@ -74,9 +98,9 @@ constexpr int kMaxThreads = 16;
 constexpr int kMaxTransfers = 4;      // up to 3 ordinary transfers and 1 late one per phase
 
 // Which operation ran a completion step (statistics; set by each thread before each call).
-enum StepOp : uint8_t { S_ARRIVE, S_ARRIVE_AND_WAIT, S_ARRIVE_TX, S_DROP, S_EXPECT, S_COMPLETE, S_COUNT };
+enum StepOp : uint8_t { S_ARRIVE, S_ARRIVE_AND_WAIT, S_ARRIVE_TX, S_DROP, S_EXPECT, S_COMPLETE, S_COPY, S_COUNT };
 const char* const kStepNames[S_COUNT] = {"arrive", "arrive_and_wait", "barrier_arrive_tx", "arrive_and_drop",
-                                         "barrier_expect_tx", "complete_tx"};
+                                         "barrier_expect_tx", "complete_tx", "memcpy_async_tx"};
 thread_local StepOp tls_op = S_ARRIVE;
 thread_local uint64_t tls_call = 0, tls_step_call = ~uint64_t(0);  // barrier calls made; last with a step
 void set_op(StepOp op) {
@@ -84,8 +108,38 @@ void set_op(StepOp op) {
   ++tls_call;
 }
 constexpr uint64_t kHangNs = 30000000000ull;  // our own polls give up after 30 s
+constexpr uint64_t kRoundHangNs = 90000000000ull;  // a round (milliseconds, normally) after 90 s
 
-uint64_t g_seed = 0;
+uint64_t g_seed = 0, g_min_ops = 0;
+int g_threads = 0;
+bool g_full_early = true;
+const char* g_argv0 = "protocol_stress";
+
+// The command lines that replay the run, and the current round alone; formatted by the
+// main thread before each round, so that a fault's SIGABRT handler can write them as they are.
+char g_replay[2048];
+size_t g_replay_len = 0;
+
+void format_replay(int round) {
+  const int n = snprintf(g_replay, sizeof g_replay,
+                         "protocol_stress: replay the run: PROTOCOL_STRESS_FULL_EARLY=%d %s %llu %llu %d\n"
+                         "protocol_stress: replay round %d alone: PROTOCOL_STRESS_FULL_EARLY=%d %s %llu 0 %d %d\n"
+                         "protocol_stress: (the binary was built with -DXB_CHECKED=%d; tests/protocol_tsan.rs "
+                         "prints the compile command)\n",
+                         int(g_full_early), g_argv0, (unsigned long long)g_seed, (unsigned long long)g_min_ops,
+                         g_threads, round, int(g_full_early), g_argv0, (unsigned long long)g_seed, g_threads, round,
+                         int(XB_CHECKED));
+  g_replay_len = n < 0 ? 0 : std::min(size_t(n), sizeof g_replay - 1);
+}
+
+// The protocol's checked faults abort() from the platform layer (a bare driver has no
+// launch to report to): say how to replay before the process dies.
+extern "C" void on_abort(int) {
+  if (g_replay_len) {
+    ssize_t ignored = write(2, g_replay, g_replay_len);
+    (void)ignored;
+  }
+}
 
 [[noreturn]] void fail(int round, const char* fmt, ...) {
   char buf[1024];
@@ -96,6 +150,8 @@ uint64_t g_seed = 0;
   fflush(stdout);
   fprintf(stderr, "protocol_stress: FAIL seed=%llu round=%d: %s\n",
           static_cast<unsigned long long>(g_seed), round, buf);
+  // g_replay names this round: main formats it before each round.
+  fwrite(g_replay, 1, g_replay_len, stderr);
   fflush(stderr);
   std::_Exit(1);
 }
@@ -128,11 +184,15 @@ uint64_t slot_value(int round, long k, int thread) {
 uint64_t payload_value(int round, long k, int transfer) {
   return mix(~g_seed ^ mix(uint64_t(round) << 40 ^ uint64_t(k) << 8 ^ uint64_t(transfer))) | 1;
 }
+// The word a memcpy_async_tx of transfer `transfer` carries at byte `offset`.
+uint64_t copy_word(int round, long k, int transfer, int offset) {
+  return mix(payload_value(round, k, transfer) ^ uint64_t(offset));
+}
 
 // ---------------------------------------------------------------------------------------
 // The plan
 
-enum OpKind : uint8_t { OP_ARRIVE, OP_ARRIVE_TX, OP_DROP, OP_EXPECT, OP_COMPLETE, OP_PROBE };
+enum OpKind : uint8_t { OP_ARRIVE, OP_ARRIVE_TX, OP_DROP, OP_EXPECT, OP_COMPLETE, OP_PROBE, OP_PROBE_FOR };
 
 struct Op {
   OpKind kind;
@@ -140,7 +200,9 @@ struct Op {
   bool post_late = false;   // after this op, tell the thread serving the late transfer
   bool first_part = false;  // OP_COMPLETE: write the payload before this part
   int32_t n = 0;            // arrival units
-  int32_t tx = 0;           // tx bytes
+  int32_t tx = 0;           // tx bytes; OP_PROBE_FOR: the timeout in microseconds
+  bool copy = false;        // OP_COMPLETE: by memcpy_async_tx (else complete_tx)
+  int32_t offset = 0;       // OP_COMPLETE by copy: where this part starts in the transfer
 };
 
 enum WaitMode : uint8_t {
@@ -171,7 +233,11 @@ struct Transfer {
   int expecter, completer, bytes;
   bool late;         // the complete_tx comes after the expect, from any thread
   bool late_expect;  // the expect_tx comes after the complete_tx and all arrivals
+  bool copy = false; // completed by memcpy_async_tx into the round's dst buffer
+  int split = 0;     // completed in two parts, [0, split) and [split, bytes); 0: in one
 };
+
+constexpr int kMaxBytes = 4096;  // of one transfer
 
 struct PhasePlan {
   std::vector<ThreadPhase> th;
@@ -179,6 +245,22 @@ struct PhasePlan {
   int late = -1;  // index of the late transfer in tr
   bool linger = false;  // the completion function yields a few times after announcing
   uint64_t units = 0, tx = 0;
+};
+
+// The barrier word as the protocol's own accessors decode it (the model's observations).
+struct WordState {
+  bool parity = false;
+  bool all_arrived = false;  // claimed layouts: Z
+  bool direct = false;       // the direct layout: no Z, no tx, `arrived` is its A field
+  long expected = -1, pending = -1, arrived = -1, tx = 0;
+};
+using Decode = WordState (*)(uint64_t);
+
+// One invocation of the completion function: the phase it is attributed to (by the arrival
+// units issued before it; -1: none matches) and the barrier word it found.
+struct Call {
+  long phase;
+  WordState word;
 };
 
 enum RoundKind { K_BLOCK_COMPLETION, K_BLOCK_EMPTY, K_DEVICE_COMPLETION, K_SYSTEM_EMPTY, K_COUNT };
@@ -199,6 +281,11 @@ struct Round {
   long phases_done = 0;  // written only by the completion function
   uint64_t completed_by[S_COUNT] = {};  // likewise
   uint64_t back_to_back = 0;  // likewise: a second step in the same call (complete()'s loop)
+  std::vector<Call> calls;    // likewise: every invocation, for the model
+  alignas(16) unsigned char dst[2][kMaxTransfers][kMaxBytes];  // memcpy_async_tx targets ("shared memory")
+
+  const uint64_t* word = nullptr;  // the barrier's word and its decoder, for the observations
+  Decode decode = nullptr;
 
   // Side channels (atomics).
   std::atomic<long> completing{-1};  // last phase whose completion function has checked in
@@ -220,6 +307,10 @@ struct Round {
              who, k, i, (unsigned long long)slot[k & 1][i], (unsigned long long)want);
     }
     for (size_t t = 0; t < ph.tr.size(); ++t) {
+      if (ph.tr[t].copy) {
+        check_copy(k, int(t), who);
+        continue;
+      }
       const uint64_t want = payload_value(id, k, int(t));
       if (payload[k & 1][t] != want)
         fail(id, "%s of phase %ld: payload of transfer %zu (thread %d -> %d%s) written before complete_tx is not visible",
@@ -228,7 +319,36 @@ struct Round {
     }
   }
 
+  // The words a memcpy_async_tx part [off, end) brings: its first and its last (TSAN sees
+  // the whole copy, so a missing edge shows on these reads too).
+  void check_copy(long k, int t, const char* who) const {
+    const Transfer& tr = phases[size_t(k)].tr[size_t(t)];
+    const int cuts[3] = {0, tr.split ? tr.split : tr.bytes, tr.bytes};
+    for (int part = 0; part < (tr.split ? 2 : 1); ++part) {
+      for (int off : {cuts[part], cuts[part + 1] - 8}) {
+        uint64_t got;
+        memcpy(&got, &dst[k & 1][t][off], sizeof got);
+        const uint64_t want = copy_word(id, k, t, off);
+        if (got != want)
+          fail(id, "%s of phase %ld: byte %d of transfer %d (thread %d -> %d%s), copied by memcpy_async_tx, "
+               "is not visible (%llx, want %llx)",
+               who, k, off, t, tr.expecter, tr.completer, tr.late ? ", late" : tr.late_expect ? ", late expect" : "",
+               (unsigned long long)got, (unsigned long long)want);
+      }
+    }
+  }
+
+  // The phase whose arrival units, with those of all phases before it, add up to `u`.
+  long phase_of_units(uint64_t u) const {
+    const auto it = std::lower_bound(cum_units.begin(), cum_units.end(), u);
+    return it != cum_units.end() && *it == u ? long(it - cum_units.begin()) : -1;
+  }
+
   void on_complete() {
+    // First what the model compares after the round: the word as this step found it (nothing
+    // of the next phase can have landed yet: early threads wait for `completing` below).
+    calls.push_back(Call{phase_of_units(units.load(std::memory_order_acquire)),
+                         decode(__atomic_load_n(word, __ATOMIC_RELAXED))});
     const long p = phases_done;
     if (p >= long(phases.size()))
       fail(id, "completion function ran for phase %ld, but only %zu phases can complete", p, phases.size());
@@ -277,27 +397,35 @@ void add_expect(Rng& rng, std::vector<Op>& ops, int t, int bytes, bool post) {
   ops.insert(ops.begin() + long(rng.below(uint32_t(ops.size()))), op);
 }
 
-void add_complete(Rng& rng, std::vector<Op>& ops, int t, int bytes) {
-  const bool split = rng.chance(1, 3);
-  const int first = split ? 1 + int(rng.below(uint32_t(bytes - 1))) : bytes;
+// The completion of transfer t's bytes, by complete_tx or by memcpy_async_tx (`copy`), in
+// one part or two (a copy's parts on a 16-byte boundary). Returns where the second part
+// starts (0: one part).
+int add_complete(Rng& rng, std::vector<Op>& ops, int t, int bytes, bool copy) {
+  const bool split = rng.chance(1, 3) && bytes >= (copy ? 32 : 2);
+  const int first = !split ? bytes
+                    : copy ? 16 * (1 + int(rng.below(uint32_t(bytes / 16 - 1))))
+                           : 1 + int(rng.below(uint32_t(bytes - 1)));
   Op op{OP_COMPLETE};
   op.transfer = int8_t(t);
   op.tx = first;
   op.first_part = true;
+  op.copy = copy;
   // Often first thing in the phase, to race ahead of the expect (tx-count below 0).
   const size_t pos = rng.chance(1, 2) ? 0 : rng.below(uint32_t(ops.size()));
   ops.insert(ops.begin() + long(pos), op);
   if (split) {
     op.tx = bytes - first;
+    op.offset = first;
     op.first_part = false;
     ops.insert(ops.begin() + long(rng.below(uint32_t(ops.size()))), op);
   }
+  return split ? first : 0;
 }
 
 // Operations a thread is sure to execute (probes may be skipped, polls are counted apart).
 uint64_t count_ops(const ThreadPhase& tp) {
   uint64_t n = 0;
-  for (const Op& op : tp.ops) n += op.kind != OP_PROBE;
+  for (const Op& op : tp.ops) n += op.kind != OP_PROBE && op.kind != OP_PROBE_FOR;
   if (tp.late_service) n += 2;  // a probe and the tx op
   if (tp.participant && tp.continuing && tp.wait != W_ARRIVE_AND_WAIT) n += 1;  // the wait
   return n;
@@ -354,9 +482,10 @@ std::unique_ptr<Round> plan_round(Rng& rng, int id, int threads, RoundKind kind,
         const int e = parts[rng.below(uint32_t(parts.size()))];
         const int c = parts[rng.below(uint32_t(parts.size()))];
         const int bytes = 16 * (1 + int(rng.below(256)));
+        const bool copy = rng.chance(1, 2);
         add_expect(rng, ph.th[size_t(e)].ops, t, bytes, false);
-        add_complete(rng, ph.th[size_t(c)].ops, t, bytes);
-        ph.tr.push_back(Transfer{e, c, bytes, false, false});
+        const int split = add_complete(rng, ph.th[size_t(c)].ops, t, bytes, copy);
+        ph.tr.push_back(Transfer{e, c, bytes, false, false, copy, split});
         ph.tx += uint64_t(bytes);
       }
       if (rng.chance(1, 2)) {
@@ -366,16 +495,18 @@ std::unique_ptr<Round> plan_round(Rng& rng, int id, int threads, RoundKind kind,
         // (+bytes or -bytes) until it lands.
         const int t = int(ph.tr.size());
         const int bytes = 16 * (1 + int(rng.below(256)));
+        const bool copy = rng.chance(1, 2);
         if (rng.chance(1, 2)) {
-          // expect (or arrive_tx) by a participant, then complete_tx by the server.
+          // expect (or arrive_tx) by a participant, then complete_tx or memcpy_async_tx by
+          // the server.
           const int e = parts[rng.below(uint32_t(parts.size()))];
           const int c = int(rng.below(uint32_t(threads)));
           add_expect(rng, ph.th[size_t(e)].ops, t, bytes, true);
           ph.th[size_t(c)].late_service = true;
-          ph.tr.push_back(Transfer{e, c, bytes, true, false});
+          ph.tr.push_back(Transfer{e, c, bytes, true, false, copy, 0});
         } else {
-          // complete_tx by a participant, then expect_tx by the server (tx-count below 0
-          // until then; the expect alone may complete the phase).
+          // complete_tx or memcpy_async_tx by a participant, then expect_tx by the server
+          // (tx-count below 0 until then; the expect alone may complete the phase).
           const int c = parts[rng.below(uint32_t(parts.size()))];
           const int e = int(rng.below(uint32_t(threads)));
           std::vector<Op>& ops = ph.th[size_t(c)].ops;
@@ -384,9 +515,10 @@ std::unique_ptr<Round> plan_round(Rng& rng, int id, int threads, RoundKind kind,
           op.tx = bytes;
           op.first_part = true;
           op.post_late = true;
+          op.copy = copy;
           ops.insert(ops.begin() + long(rng.below(uint32_t(ops.size()))), op);
           ph.th[size_t(e)].late_service = true;
-          ph.tr.push_back(Transfer{e, c, bytes, false, true});
+          ph.tr.push_back(Transfer{e, c, bytes, false, true, copy, 0});
         }
         ph.late = t;
         ph.tx += uint64_t(bytes);
@@ -394,11 +526,13 @@ std::unique_ptr<Round> plan_round(Rng& rng, int id, int threads, RoundKind kind,
       if (rng.chance(1, 8)) {  // 0-byte tx ops behave as a plain arrive / nothing
         const int x = parts[rng.below(uint32_t(parts.size()))];
         std::vector<Op>& ops = ph.th[size_t(x)].ops;
-        Op op{OP_EXPECT};
+        const uint32_t which = rng.below(4);
+        Op op{which < 2 ? OP_EXPECT : OP_COMPLETE};
         op.tx = 0;
-        if (rng.chance(1, 2)) {
+        op.copy = which == 3;
+        if (which != 1) {  // expect_tx(0), complete_tx(0), memcpy_async_tx of 0 bytes
           ops.insert(ops.begin() + long(rng.below(uint32_t(ops.size()))), op);
-        } else {
+        } else {  // barrier_arrive_tx(n, 0)
           for (Op& o : ops)
             if (o.kind == OP_ARRIVE) {
               o.kind = OP_ARRIVE_TX;
@@ -410,7 +544,13 @@ std::unique_ptr<Round> plan_round(Rng& rng, int id, int threads, RoundKind kind,
     }
     for (int i : parts) {
       ThreadPhase& tp = ph.th[size_t(i)];
-      if (rng.chance(1, 4)) tp.ops.insert(tp.ops.begin() + long(rng.below(uint32_t(tp.ops.size()))), Op{OP_PROBE});
+      if (rng.chance(1, 4)) {
+        // try_wait(_parity), or try_wait_for / try_wait_parity_for with a timeout that must expire.
+        Op probe{rng.chance(1, 2) ? OP_PROBE : OP_PROBE_FOR};
+        const int32_t timeouts_us[3] = {1, 5, 20};
+        probe.tx = timeouts_us[rng.below(3)];
+        tp.ops.insert(tp.ops.begin() + long(rng.below(uint32_t(tp.ops.size()))), probe);
+      }
       if (!tp.continuing) continue;
       WaitMode modes[W_COUNT + 2];
       int n = 0;
@@ -445,7 +585,7 @@ std::unique_ptr<Round> plan_round(Rng& rng, int id, int threads, RoundKind kind,
         if (tp.wait != W_EARLY) continue;
         const ThreadPhase& next = r->phases[k + 1].th[size_t(i)];
         size_t first = 0;
-        while (first < next.ops.size() && next.ops[first].kind == OP_PROBE) ++first;
+        while (first < next.ops.size() && (next.ops[first].kind == OP_PROBE || next.ops[first].kind == OP_PROBE_FOR)) ++first;
         const OpKind kind = next.ops[first].kind;
         const bool last = first + 1 == next.ops.size();
         if (last && (kind == OP_ARRIVE || kind == OP_DROP) && !next.late_service) tp.wait = W_TRY_WAIT;
@@ -453,6 +593,80 @@ std::unique_ptr<Round> plan_round(Rng& rng, int id, int threads, RoundKind kind,
     }
   }
   return r;
+}
+
+// ---------------------------------------------------------------------------------------
+// The sequential model
+
+// What the schedule must produce, from executing it op by op in one legal order on a model
+// barrier: phase by phase, each participant's ops in thread order, then the phase's late
+// operation (it comes after its first half and, for a late expect, after all arrivals).
+struct Model {
+  std::vector<int> completions;      // per phase: how many times it completes (1)
+  std::vector<long> expected_after;  // per phase: the expected count once its drops are in
+  std::vector<long> tx_balance;      // per phase: bytes expected minus bytes completed (0)
+  long phases = 0;                   // phases completed in all
+  // The barrier's final state: parity of the phase in progress, expected count, pending
+  // arrivals (0 once everyone has dropped out: the barrier stays claimed), tx-count.
+  bool final_parity = false;
+  long final_expected = 0, final_pending = 0, final_tx = 0;
+};
+
+Model build_model(const Round& r) {
+  Model m;
+  const long P = long(r.phases.size());
+  m.completions.assign(size_t(P), 0);
+  m.expected_after.assign(size_t(P), -1);
+  m.tx_balance.assign(size_t(P), 0);
+  long expected = r.expected0, pending = expected, tx = 0, phase = 0, in = 0, out = 0;
+  auto plan_error = [&](long k, const char* what) { fail(r.id, "internal: the plan of phase %ld %s", k, what); };
+  for (long k = 0; k < P; ++k) {
+    const PhasePlan& ph = r.phases[size_t(k)];
+    if (phase != k) plan_error(k, "starts after a phase that never completed in the model");
+    if (pending != long(ph.units)) plan_error(k, "plans arrival units that differ from its expected count");
+    // Ops of the phase in sequential order; the phase must complete at the last, not before.
+    std::vector<Op> seq;
+    for (const ThreadPhase& tp : ph.th)
+      for (const Op& op : tp.ops)
+        if (op.kind != OP_PROBE && op.kind != OP_PROBE_FOR) seq.push_back(op);
+    if (ph.late >= 0) {
+      const Transfer& tr = ph.tr[size_t(ph.late)];
+      Op op{tr.late_expect ? OP_EXPECT : OP_COMPLETE};
+      op.tx = tr.bytes;
+      seq.push_back(op);
+    }
+    in = out = 0;
+    for (size_t j = 0; j < seq.size(); ++j) {
+      const Op& op = seq[j];
+      if (phase != k) plan_error(k, "completes in the model before its last operation");
+      switch (op.kind) {
+        case OP_ARRIVE: pending -= op.n; break;
+        case OP_ARRIVE_TX: pending -= op.n; tx += op.tx; in += op.tx; break;
+        case OP_DROP: pending -= 1; expected -= 1; break;
+        case OP_EXPECT: tx += op.tx; in += op.tx; break;
+        case OP_COMPLETE: tx -= op.tx; out += op.tx; break;
+        default: break;
+      }
+      if (pending < 0) plan_error(k, "over-arrives in the model");
+      if (pending == 0 && tx == 0) {  // the phase completes: the next one expects `expected`
+        ++m.completions[size_t(k)];
+        m.expected_after[size_t(k)] = expected;
+        m.tx_balance[size_t(k)] = in - out;
+        ++phase;
+        pending = expected;
+        tx = 0;
+        // A barrier everyone dropped from expects nobody: it never completes again.
+        if (expected == 0 && k + 1 < P) plan_error(k, "leaves nobody, yet more phases follow");
+      }
+    }
+    if (phase != k + 1) plan_error(k, "does not complete in the model");
+  }
+  m.phases = phase;
+  m.final_parity = phase & 1;
+  m.final_expected = expected;
+  m.final_pending = pending;
+  m.final_tx = tx;
+  return m;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -466,8 +680,13 @@ struct Stats {
   uint64_t back_to_back = 0;
   uint64_t early = 0, early_unpublished = 0;
   uint64_t waits[W_COUNT] = {};
+  uint64_t copies = 0, probes_for = 0, wait_for_true = 0, wait_for_expired = 0;
 
   void add(const Stats& o) {
+    copies += o.copies;
+    probes_for += o.probes_for;
+    wait_for_true += o.wait_for_true;
+    wait_for_expired += o.wait_for_expired;
     ops += o.ops;
     polls += o.polls;
     arrive1 += o.arrive1;
@@ -517,6 +736,50 @@ void check_token(const Round& r, const xb::arrival_token& tok, long k, int i, co
          int(k & 1));
 }
 
+alignas(16) thread_local unsigned char tls_src[kMaxBytes];  // memcpy_async_tx sources ("global memory")
+
+// Completes `bytes` of transfer t (-1: a 0-byte op) of phase k: complete_tx after writing
+// the payload, or memcpy_async_tx of the part [offset, offset + bytes) into the round's dst.
+// The caller has counted the bytes in r.tx_completed.
+template <class B>
+void complete_bytes(B& b, Round& r, long k, int t, int offset, int bytes, bool copy, bool first_part, Stats& st) {
+  if (copy) {
+    unsigned char* to = t >= 0 ? &r.dst[k & 1][t][offset] : &r.dst[k & 1][0][0];
+    if (t >= 0) {
+      for (int off : {offset, offset + bytes - 8}) {
+        const uint64_t v = copy_word(r.id, k, t, off);
+        memcpy(&tls_src[off], &v, sizeof v);
+      }
+    }
+    set_op(S_COPY);
+    xb::device::memcpy_async_tx(to, &tls_src[offset], xb::aligned_size_t<16>(size_t(bytes)), b);
+    ++st.copies;
+  } else {
+    if (first_part && t >= 0) r.payload[k & 1][t] = payload_value(r.id, k, t);
+    set_op(S_COMPLETE);
+    xb::detail::complete_tx(b, bytes);
+    ++st.complete_tx;
+  }
+}
+
+// try_wait_for(token) or try_wait_parity_for with `timeout_ns`; a false result must come
+// after the whole timeout.
+template <class B>
+bool wait_for(const B& b, const Round& r, long k, int i, const xb::arrival_token* tok, bool par, int64_t timeout_ns,
+              Stats& st) {
+  const uint64_t start = now_ns();
+  bool ok;
+  if (tok && timeout_ns % 1000 == 0) ok = b.try_wait_for(xb::arrival_token(*tok), std::chrono::microseconds(timeout_ns / 1000));
+  else if (tok) ok = b.try_wait_for(xb::arrival_token(*tok), xb::nanoseconds(timeout_ns));
+  else ok = b.try_wait_parity_for(par, xb::nanoseconds(timeout_ns));
+  const uint64_t spent = now_ns() - start;
+  if (!ok && spent < uint64_t(timeout_ns))
+    fail(r.id, "thread %d: %s for phase %ld returned false after %llu ns, before its timeout of %lld ns", i,
+         tok ? "try_wait_for" : "try_wait_parity_for", k, (unsigned long long)spent, (long long)timeout_ns);
+  ++(ok ? st.wait_for_true : st.wait_for_expired);
+  return ok;
+}
+
 template <class B>
 void serve_late(B& b, Round& r, long k, int i, bool participant, Stats& st) {
   const PhasePlan& ph = r.phases[size_t(k)];
@@ -542,11 +805,8 @@ void serve_late(B& b, Round& r, long k, int i, bool participant, Stats& st) {
     ++st.expect_tx;
     ++st.late_expect;
   } else {
-    r.payload[k & 1][ph.late] = payload_value(r.id, k, ph.late);
     r.tx_completed.fetch_add(uint64_t(tr.bytes), std::memory_order_relaxed);
-    set_op(S_COMPLETE);
-    xb::detail::complete_tx(b, tr.bytes);
-    ++st.complete_tx;
+    complete_bytes(b, r, k, ph.late, 0, tr.bytes, tr.copy, true, st);
     ++st.late;
   }
   ++st.ops;
@@ -615,15 +875,14 @@ void worker(B& b, Round& r, int i, Stats& st) {
           if (op.tx == 0) ++st.zero_tx;
           break;
         case OP_COMPLETE:
-          if (op.first_part) r.payload[k & 1][op.transfer] = payload_value(r.id, k, op.transfer);
           r.tx_completed.fetch_add(uint64_t(op.tx), std::memory_order_relaxed);
-          set_op(S_COMPLETE);
-          xb::detail::complete_tx(b, op.tx);
+          complete_bytes(b, r, k, op.transfer, op.offset, op.tx, op.copy, op.first_part, st);
+          if (op.tx == 0) ++st.zero_tx;
           if (op.post_late) r.late_post.store(k, std::memory_order_release);
           // The expecter marks before its expect: no mark yet means the complete came first
           // and the phase's tx-count went below zero.
-          if (op.first_part && r.expect_mark[op.transfer].load(std::memory_order_seq_cst) != k) ++st.complete_first;
-          ++st.complete_tx;
+          if (op.first_part && op.transfer >= 0 && r.expect_mark[op.transfer].load(std::memory_order_seq_cst) != k)
+            ++st.complete_first;
           break;
         case OP_PROBE:
           // Our last arrival is still to come: phase k cannot be complete. Only meaningful
@@ -633,6 +892,14 @@ void worker(B& b, Round& r, int i, Stats& st) {
           if (have_tok ? b.try_wait(xb::arrival_token(tok)) : b.try_wait_parity(par))
             fail(r.id, "phase %ld reported complete before thread %d's last arrival (op %zu of %zu)", k, i, j,
                  tp.ops.size());
+          break;
+        case OP_PROBE_FOR:
+          // The same with a timeout, which must expire (and take its whole length).
+          if (!published) continue;
+          ++st.probes_for;
+          if (wait_for(b, r, k, i, have_tok ? &tok : nullptr, par, int64_t(op.tx) * 1000, st))
+            fail(r.id, "phase %ld: %s reported it complete before thread %d's last arrival (op %zu of %zu)", k,
+                 have_tok ? "try_wait_for" : "try_wait_parity_for", i, j, tp.ops.size());
           break;
       }
       ++st.ops;
@@ -658,23 +925,19 @@ void worker(B& b, Round& r, int i, Stats& st) {
         case W_TRY_WAIT:
           while (!b.try_wait(xb::arrival_token(tok))) poll(st);
           break;
-        case W_TRY_WAIT_FOR:
-          for (;;) {
-            bool ok;
-            if (tp_ == 0) ok = b.try_wait_for(xb::arrival_token(tok), std::chrono::nanoseconds(0));
-            else if (tp_ == 1) ok = b.try_wait_for(xb::arrival_token(tok), std::chrono::microseconds(2));
-            else if (tp_ == 2) ok = b.try_wait_for(xb::arrival_token(tok), std::chrono::microseconds(100));
-            else ok = b.try_wait_for(xb::arrival_token(tok), std::chrono::milliseconds(5));
-            if (ok) break;
-            poll(st);
-          }
+        case W_TRY_WAIT_FOR: {
+          const int64_t timeouts_ns[4] = {0, 2000, 100000, 1000000};
+          while (!wait_for(b, r, k, i, &tok, par, timeouts_ns[tp_], st)) poll(st);
           break;
+        }
         case W_TRY_WAIT_PARITY:
           while (!b.try_wait_parity(par)) poll(st);
           break;
-        case W_TRY_WAIT_PARITY_FOR:
-          while (!b.try_wait_parity_for(par, xb::nanoseconds(tp_ < 2 ? 0 : 20000))) poll(st);
+        case W_TRY_WAIT_PARITY_FOR: {
+          const int64_t timeouts_ns[4] = {0, 1000, 20000, 200000};
+          while (!wait_for(b, r, k, i, nullptr, par, timeouts_ns[tp_], st)) poll(st);
           break;
+        }
         case W_EARLY:
           for (;;) {
             if (r.completing.load(std::memory_order_acquire) >= k) {
@@ -707,8 +970,80 @@ void worker(B& b, Round& r, int i, Stats& st) {
   }
 }
 
+// Decodes barrier B's word with the accessors of the layout its engine uses.
+template <class B>
+struct word_of;
+template <xb::thread_scope S, class C>
+struct word_of<xb::barrier<S, C>> {
+  using engine = typename xb::detail::engine_for<S, C>::type;
+  static constexpr bool direct = std::is_same<engine, xb::detail::direct_engine<S>>::value;
+  static WordState decode(uint64_t s) {
+    WordState w;
+    if constexpr (direct) {
+      using D = xb::detail::direct_protocol<xb::detail::platform, S>;
+      w.direct = true;
+      w.parity = D::parity(s);
+      w.expected = long(D::expected_of(s));
+      w.arrived = long(D::arrivals_of(s));
+    } else {
+      using W = typename xb::detail::protocol<xb::detail::platform, S>::W;
+      w.parity = W::parity(s);
+      w.all_arrived = W::all_arrived(s);
+      w.expected = long(W::expected(s));
+      w.pending = long(W::pending(s));
+      w.arrived = long(W::arrived(s));
+      w.tx = long(W::tx(s));
+    }
+    return w;
+  }
+};
+
+// After the round: what the run observed against what the model says.
+void check_model(const Round& r, const Model& m, const WordState& final_word) {
+  const long P = long(r.phases.size());
+  if (m.phases != P) fail(r.id, "model: %ld phases complete in the sequential model, %ld are planned", m.phases, P);
+  if (r.has_completion) {
+    std::vector<int> seen(size_t(P), 0);
+    for (size_t c = 0; c < r.calls.size(); ++c) {
+      const Call& call = r.calls[c];
+      if (call.phase < 0)
+        fail(r.id, "model: completion step %zu ran after a number of arrival units that ends no phase", c);
+      ++seen[size_t(call.phase)];
+      const WordState& w = call.word;
+      const long k = call.phase;
+      // The claimed word: parity of phase k, all arrived, no arrival of k+1 yet, tx balance
+      // as the model's, and the expected count the model has after k's drops.
+      if (w.parity != bool(k & 1) || !w.all_arrived || w.arrived != 0 || w.tx != m.tx_balance[size_t(k)] ||
+          w.expected != m.expected_after[size_t(k)])
+        fail(r.id,
+             "model: the completion step of phase %ld found parity %d, all arrived %d, %ld arrivals of the next "
+             "phase, tx %ld, expected %ld; the model has parity %d, all arrived 1, 0, tx %ld, expected %ld",
+             k, int(w.parity), int(w.all_arrived), w.arrived, w.tx, w.expected, int(k & 1), m.tx_balance[size_t(k)],
+             m.expected_after[size_t(k)]);
+    }
+    for (long k = 0; k < P; ++k)
+      if (seen[size_t(k)] != m.completions[size_t(k)])
+        fail(r.id, "model: phase %ld completed %d time(s) (completion function invocations), the model says %d", k,
+             seen[size_t(k)], m.completions[size_t(k)]);
+  }
+  const WordState& w = final_word;
+  bool same = w.parity == m.final_parity && w.expected == m.final_expected;
+  if (w.direct) same = same && w.arrived == 0;  // unarmed: the next phase's first arrival arms it
+  else same = same && w.pending == m.final_pending && w.tx == m.final_tx;
+  if (!same)
+    fail(r.id,
+         "model: final barrier state parity %d, expected %ld, pending %ld, tx %ld (arrivals field %ld); the model "
+         "has parity %d (%ld phases), expected %ld, pending %ld, tx %ld",
+         int(w.parity), w.expected, w.pending, w.tx, w.arrived, int(m.final_parity), m.phases, m.final_expected,
+         m.final_pending, m.final_tx);
+}
+
 template <class B, bool HasCompletion>
 void run_round(B& b, Round& r, Stats& total) {
+  const Model model = build_model(r);
+  r.word = xb::detail::barrier_access::word(b);
+  r.decode = &word_of<B>::decode;
+  r.calls.reserve(r.phases.size() + 8);
   if constexpr (HasCompletion) {
     init(&b, r.expected0, Completion{&r});
   } else {
@@ -726,6 +1061,8 @@ void run_round(B& b, Round& r, Stats& total) {
   for (int i = 0; i < S_COUNT; ++i) total.completed_by[i] += r.completed_by[i];
   total.back_to_back += r.back_to_back;
 
+  // The model first: it names the phase and the field that differ.
+  check_model(r, model, word_of<B>::decode(__atomic_load_n(r.word, __ATOMIC_RELAXED)));
   const long P = long(r.phases.size());
   if (r.has_completion && r.phases_done != P)
     fail(r.id, "round end: completion function ran for %ld phases, planned %ld", r.phases_done, P);
@@ -743,32 +1080,69 @@ xb::barrier<xb::thread_scope_block> g_block_empty;
 xb::barrier<xb::thread_scope_device, Completion> g_device_completion;
 xb::barrier<xb::thread_scope_system> g_system_empty;
 
+// A hang inside the protocol's own waits (wait(), wait_parity(): unbounded in unchecked
+// builds) would leave no replay line; the watchdog fails the round instead.
+std::atomic<int> g_round{0};
+std::atomic<uint64_t> g_round_start{0};
+std::atomic<bool> g_done{false};
+
+void watchdog() {
+  while (!g_done.load(std::memory_order_relaxed)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const int round = g_round.load(std::memory_order_relaxed);
+    const uint64_t start = g_round_start.load(std::memory_order_relaxed);
+    if (round > 0 && now_ns() - start > kRoundHangNs)
+      fail(round, "the round has not finished after %llu s (a hang: a lost phase or a lost wake-up?)",
+           (unsigned long long)(kRoundHangNs / 1000000000ull));
+  }
+}
+
+// Each round's generator depends on the seed and the round number alone, so that one round
+// replays without the rounds before it.
+uint64_t round_seed(int round) { return mix(g_seed ^ mix(0x726f756e64ull + uint64_t(round))); }
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  g_argv0 = argv[0];
   g_seed = argc > 1 ? strtoull(argv[1], nullptr, 0) : 0x5eedba77ull;
   const uint64_t min_ops = argc > 2 ? strtoull(argv[2], nullptr, 0) : 1000000ull;
   const int threads = argc > 3 ? atoi(argv[3]) : 4;
+  const int only_round = argc > 4 ? atoi(argv[4]) : 0;  // replay this round alone
   const char* fe = getenv("PROTOCOL_STRESS_FULL_EARLY");
   const bool full_early = !(fe && *fe == '0');  // on by default since the fix; =0 restricts
-  if (threads < 1 || threads > kMaxThreads) {
-    fprintf(stderr, "protocol_stress: threads must be 1..%d\n", kMaxThreads);
+  if (threads < 1 || threads > kMaxThreads || only_round < 0) {
+    fprintf(stderr, "usage: protocol_stress [seed [min_ops [threads (1..%d) [round]]]]\n", kMaxThreads);
     return 2;
   }
-  printf("protocol_stress: seed=%llu min_ops=%llu threads=%d checked=%d full_early=%d\n",
-         (unsigned long long)g_seed, (unsigned long long)min_ops, threads, int(XB_CHECKED), int(full_early));
+  g_min_ops = min_ops;
+  g_threads = threads;
+  g_full_early = full_early;
+  struct sigaction sa = {};
+  sa.sa_handler = on_abort;
+  sa.sa_flags = SA_RESETHAND;
+  sigaction(SIGABRT, &sa, nullptr);
+  printf("protocol_stress: seed=%llu min_ops=%llu threads=%d checked=%d full_early=%d%s\n",
+         (unsigned long long)g_seed, (unsigned long long)min_ops, threads, int(XB_CHECKED), int(full_early),
+         only_round ? " (one round)" : "");
   fflush(stdout);
 
-  Rng rng(g_seed);
   Stats total;
   uint64_t phases = 0, planned = 0;
   int rounds = 0;
   int kind_rounds[K_COUNT] = {};
   const uint64_t t0 = now_ns();
-  while (total.ops < min_ops) {
+  // Until the planned operations reach min_ops (executed ones are at least as many: probes
+  // and polls come on top), so that seed, min_ops and threads fix the rounds that run.
+  std::thread dog(watchdog);
+  for (int id = only_round ? only_round : 1; only_round ? id == only_round : planned < min_ops; ++id) {
+    format_replay(id);
+    g_round_start.store(now_ns(), std::memory_order_relaxed);
+    g_round.store(id, std::memory_order_relaxed);
+    Rng rng(round_seed(id));
     const uint32_t x = rng.below(10);
     const RoundKind kind = x < 5 ? K_BLOCK_COMPLETION : x < 7 ? K_BLOCK_EMPTY : x < 9 ? K_DEVICE_COMPLETION : K_SYSTEM_EMPTY;
-    auto r = plan_round(rng, ++rounds, threads, kind, full_early);
+    auto r = plan_round(rng, id, threads, kind, full_early);
     switch (kind) {
       case K_BLOCK_COMPLETION: run_round<decltype(g_block_completion), true>(g_block_completion, *r, total); break;
       case K_BLOCK_EMPTY: run_round<decltype(g_block_empty), false>(g_block_empty, *r, total); break;
@@ -777,14 +1151,14 @@ int main(int argc, char** argv) {
     }
     phases += r->phases.size();
     planned += r->planned_ops;
+    ++rounds;
     ++kind_rounds[kind];
   }
+  g_round.store(0, std::memory_order_relaxed);
+  g_done.store(true, std::memory_order_relaxed);
+  dog.join();  // a thread still running at exit costs TSAN's atexit_sleep_ms (1 s)
   const double secs = double(now_ns() - t0) / 1e9;
-  if (total.ops < planned) {
-    fprintf(stderr, "protocol_stress: FAIL executed %llu ops, planned %llu\n", (unsigned long long)total.ops,
-            (unsigned long long)planned);
-    return 1;
-  }
+  if (total.ops < planned) fail(0, "executed %llu ops, planned %llu", (unsigned long long)total.ops, (unsigned long long)planned);
 
   printf("rounds: %d (", rounds);
   for (int k = 0; k < K_COUNT; ++k) printf("%s%s %d", k ? ", " : "", kKindNames[k], kind_rounds[k]);
@@ -792,9 +1166,9 @@ int main(int argc, char** argv) {
   printf("arrivals: arrive(1) %llu, arrive(n>1) %llu, arrive_and_drop %llu, barrier_arrive_tx %llu\n",
          (unsigned long long)total.arrive1, (unsigned long long)total.arrive_n, (unsigned long long)total.drops,
          (unsigned long long)total.arrive_tx);
-  printf("tx: barrier_expect_tx %llu, complete_tx %llu, before the expect %llu, 0-byte %llu; late complete %llu, "
-         "late expect %llu, of those by a dropped-out thread %llu\n",
-         (unsigned long long)total.expect_tx, (unsigned long long)total.complete_tx,
+  printf("tx: barrier_expect_tx %llu, complete_tx %llu, memcpy_async_tx %llu, before the expect %llu, 0-byte %llu; "
+         "late completion %llu, late expect %llu, of those by a dropped-out thread %llu\n",
+         (unsigned long long)total.expect_tx, (unsigned long long)total.complete_tx, (unsigned long long)total.copies,
          (unsigned long long)total.complete_first, (unsigned long long)total.zero_tx, (unsigned long long)total.late,
          (unsigned long long)total.late_expect, (unsigned long long)total.late_by_dropped);
   printf("completion steps run by:");
@@ -803,10 +1177,16 @@ int main(int argc, char** argv) {
   printf("; two phases in one call %llu\n", (unsigned long long)total.back_to_back);
   printf("waits:");
   for (int w = 0; w < W_COUNT; ++w) printf("%s %s %llu", w ? "," : "", kWaitNames[w], (unsigned long long)total.waits[w]);
-  printf("\nearly arrivals while the completion step ran: %llu (phase not yet published: %llu); "
+  printf("\ntry_wait_for / try_wait_parity_for: %llu returned true, %llu expired after their whole timeout "
+         "(%llu of them probes of a phase that could not be complete yet)\n",
+         (unsigned long long)total.wait_for_true, (unsigned long long)total.wait_for_expired,
+         (unsigned long long)total.probes_for);
+  printf("early arrivals while the completion step ran: %llu (phase not yet published: %llu); "
          "probes %llu; polls %llu\n",
          (unsigned long long)total.early, (unsigned long long)total.early_unpublished, (unsigned long long)total.probes,
          (unsigned long long)total.polls);
+  printf("model: %llu phases and %d final barrier states as the sequential model has them\n",
+         (unsigned long long)phases, rounds);
   printf("protocol_stress: OK ops=%llu phases=%llu rounds=%d threads=%d seed=%llu time=%.2fs\n",
          (unsigned long long)total.ops, (unsigned long long)phases, rounds, threads, (unsigned long long)g_seed, secs);
   return 0;
