@@ -114,7 +114,10 @@ pub fn launch(
         return Err(BarrierFault::new(kernel, record.fault).into());
     }
     results.into_iter().collect::<Result<Vec<()>>>()?;
-    if record.abort.load(Ordering::SeqCst) != 0 {
+    // An overrun that no block noticed (the last blocks ended after the deadline) is
+    // reported after the launch, as the LaunchConfig::timeout contract says.
+    let overran = grid.deadline.is_some_and(|deadline| Instant::now() > deadline);
+    if record.abort.load(Ordering::SeqCst) != 0 || overran {
         return Err(Error::LaunchTimeout {
             kernel: kernel.to_owned(),
             seconds: config.timeout.unwrap_or(Duration::ZERO).as_secs_f64(),
@@ -138,7 +141,19 @@ fn run_blocks(grid: &Grid<'_>, given: Option<Arc<Slot>>, next_block: &AtomicU64,
         None => grid.module.acquire(1)?.remove(0),
     };
     let kernel = slot.kernel(&grid.module.name, grid.kernel);
+    // SAFETY: the abort flag lives in the launch record, which outlives every runner.
+    let abort = unsafe { &(*grid.record).abort };
     let result = kernel.and_then(|kernel| loop {
+        // A timed-out or aborted launch starts no more blocks: blocks check the deadline only
+        // every so many scheduling rounds, which a grid of short blocks never reaches.
+        if abort.load(Ordering::SeqCst) != 0 {
+            return Ok(());
+        }
+        if grid.deadline.is_some_and(|deadline| Instant::now() > deadline) {
+            abort.store(1, Ordering::SeqCst);
+            grid.sync.notify();
+            return Ok(());
+        }
         let linear = next_block.fetch_add(1, Ordering::Relaxed);
         if linear >= blocks {
             return Ok(());

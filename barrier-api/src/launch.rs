@@ -16,9 +16,10 @@ pub struct Dim3 {
 }
 
 impl Dim3 {
-    /// Product of the extents (as u64, so it cannot overflow).
+    /// Product of the extents, saturating at `u64::MAX` (three u32 extents can exceed u64;
+    /// no device limit comes near the saturated value, so validation still refuses it).
     pub fn count(self) -> u64 {
-        u64::from(self.x) * u64::from(self.y) * u64::from(self.z)
+        u64::from(self.x).saturating_mul(u64::from(self.y)).saturating_mul(u64::from(self.z))
     }
     /// The extents as an array.
     pub fn to_array(self) -> [u32; 3] {
