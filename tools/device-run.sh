@@ -5,7 +5,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=.device-bin
-RESULTS="${OUT:-/tmp/xbar-out}"   # what comes back: logs.tar.gz, bench.md, bench.json
+RESULTS="${OUT:-/tmp/xbar-out}"   # what comes back: logs.tar.gz, bench.md, bench.json, bench.svg
 OUT=/tmp/xbar-logs                 # one log per step, packed into $RESULTS at the end
 mkdir -p "$OUT" "$RESULTS"
 export XBAR_REQUIRE_GPU=1
@@ -26,8 +26,8 @@ run conformance-checked "$BIN/conformance-checked" --test-threads 1
 run misuse-checked "$BIN/misuse-checked" --test-threads 1 "[cuda]"
 # "[cuda" selects both variants: "[cuda]" (native) and "[cuda-emulated]".
 run conformance-release "$BIN/conformance-release" --test-threads 1 "[cuda"
-# The benchmarks (table in bench.log, markdown and JSON beside it), before the long sanitizer runs.
-[ -x "$BIN/xbar" ] && LIMIT=180 run bench "$BIN/xbar" bench --out "$RESULTS/bench.md" --json "$RESULTS/bench.json"
+# The benchmarks (table in bench.log; markdown, JSON and an SVG plot beside it), before the long sanitizer runs.
+[ -x "$BIN/xbar" ] && LIMIT=180 run bench "$BIN/xbar" bench --out "$RESULTS/bench.md" --json "$RESULTS/bench.json" --plot "$RESULTS/bench.svg"
 # Sanitizers per variant: SANITIZERS lists tool:variant pairs (racecheck models hardware
 # barriers only, so it is run on the native variant, where every barrier is an mbarrier).
 # racecheck skips the cases that run the protocol on purpose even natively (completion
