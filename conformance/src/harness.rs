@@ -35,7 +35,7 @@ impl<B: Backend> Ctx<B> {
         Ok(Ctx { device, module, stream })
     }
 
-    /// Launches `kernel` and waits for it (with [`LAUNCH_LIMIT`] unless `config` has a limit).
+    /// Launches `kernel` and waits for it (with the 120 s `LAUNCH_LIMIT` unless `config` has a limit).
     ///
     /// # Safety
     /// `args` must match the kernel's C parameters, and every buffer they name must be alive.
