@@ -29,6 +29,67 @@
 //! stream.synchronize()?;
 //! # Ok(()) }
 //! ```
+//!
+//! ## A runnable example on the host backend
+//!
+//! The conformance kernels (`xbarrier-conformance`, built by its own build script) run on the
+//! CPU, so this needs no GPU. `xbc_copy_tx(src, report, bytes, pieces, rounds)` has thread 0
+//! announce `bytes` with `barrier_arrive_tx`, `pieces` threads `memcpy_async_tx` their share of
+//! `src` into dynamic shared memory, and every thread compares the tile with global memory
+//! after the phase; `report[0]` counts mismatches.
+//!
+//! ```
+//! use xbarrier::{Device, Host, LaunchConfig};
+//! # fn main() -> xbarrier::Result<()> {
+//! let device = Device::<Host>::open(0)?;
+//! let module = device.load(&xbarrier_conformance::bundle()?)?;
+//! let kernel = module.kernel("xbc_copy_tx")?;
+//! let (bytes, pieces, rounds) = (1024u32, 4u32, 2u32);
+//! // Round r reads `bytes` from word 4 * r on, so the source holds 4 words per extra round.
+//! let words: Vec<u32> = (0..bytes / 4 + 4 * rounds).collect();
+//! let src = device.upload(&words)?;
+//! let report = device.alloc::<u64>(4)?;
+//! let stream = device.stream()?;
+//! let config = LaunchConfig::new(1, 64).shared(bytes);
+//! // SAFETY: xbc_copy_tx(const unsigned*, unsigned long long*, unsigned, unsigned, unsigned);
+//! // both buffers live until after synchronize().
+//! unsafe {
+//!     stream.launch(&kernel, &config, &[src.arg(), report.arg(), bytes.into(), pieces.into(), rounds.into()])?
+//! };
+//! stream.synchronize()?;
+//! assert_eq!(report.download()?[0], 0, "every word of the tile landed before the phase completed");
+//! # Ok(()) }
+//! ```
+//!
+//! ## Barrier misuse is an error (checked builds)
+//!
+//! Debug builds and the `checked` feature ([`CHECKED`]) report what CUDA leaves undefined as
+//! [`Error::Fault`]. `xbm_over_arrival(fb, ft)` makes thread `ft` of block `fb` arrive 3 times
+//! on a barrier that expects 1:
+//!
+//! ```
+//! use xbarrier::{BarrierOp, Device, Error, FaultKind, Host, LaunchConfig};
+//! # fn main() -> xbarrier::Result<()> {
+//! let device = Device::<Host>::open(0)?;
+//! let module = device.load(&xbarrier_conformance::bundle()?)?;
+//! let kernel = module.kernel("xbm_over_arrival")?;
+//! let stream = device.stream()?;
+//! if xbarrier::CHECKED {
+//!     // SAFETY: xbm_over_arrival(unsigned fb, unsigned ft).
+//!     let result = unsafe { stream.launch(&kernel, &LaunchConfig::new(2, 4), &[1u32.into(), 2u32.into()]) }
+//!         .and_then(|()| stream.synchronize());
+//!     match result {
+//!         Err(Error::Fault(fault)) => {
+//!             assert_eq!((fault.kind, fault.op), (FaultKind::OverArrival, BarrierOp::Arrive));
+//!             assert_eq!((fault.record.block, fault.record.thread), ([1, 0, 0], [2, 0, 0]));
+//!             println!("{fault}"); // names the kernel, block, thread and the barrier's state
+//!         }
+//!         other => panic!("expected a barrier fault, got {other:?}"),
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+#![warn(missing_docs)]
 
 pub use xbarrier_api::*;
 
@@ -84,6 +145,17 @@ pub fn enabled_backends() -> Vec<BackendKind> {
 }
 
 /// Loads the kernel bundle `name` that the crate's build script made with `xbarrier-build`.
+///
+/// Expands to [`KernelBundle::parse`] over `include_bytes!("$OUT_DIR/name.xbk")`, so it must be
+/// used in the crate whose `build.rs` called `xbarrier_build::Kernels::new("name")`; it fails
+/// to compile when that file does not exist, and returns [`Error::BadBundle`] if the file is
+/// not a bundle.
+///
+/// ```ignore
+/// // build.rs: xbarrier_build::Kernels::new("my_kernels").dir("kernels").build_or_exit();
+/// let bundle = xbarrier::kernel_bundle!("my_kernels")?;
+/// let module = device.load(&bundle)?;
+/// ```
 #[macro_export]
 macro_rules! kernel_bundle {
     ($name:literal) => {
