@@ -10,6 +10,26 @@ use crate::{BackendKind, Error, Result, Variant};
 pub const BUNDLE_MAGIC: &[u8; 4] = b"XBK1";
 
 /// A parsed bundle: the module's name and its image per backend and variant.
+///
+/// The build helper writes bundles and `xbarrier::kernel_bundle!` embeds and parses them;
+/// [`Device::load`](crate::Device::load) picks the image of its backend.
+///
+/// ```
+/// use xbarrier_api::{BackendKind, Error, KernelBundle, Variant};
+///
+/// let bytes = KernelBundle::encode(&[
+///     (BackendKind::Host, Variant::Native, b"host image".to_vec()),
+///     (BackendKind::Cuda, Variant::Native, b"fatbin".to_vec()),
+///     (BackendKind::Cuda, Variant::Emulated, b"fatbin, protocol".to_vec()),
+/// ]);
+/// let bundle = KernelBundle::parse("my_kernels", Box::leak(bytes.into_boxed_slice()))?;
+/// assert_eq!(bundle.backends(), [BackendKind::Host, BackendKind::Cuda]);
+/// assert_eq!(bundle.variants(BackendKind::Cuda), [Variant::Native, Variant::Emulated]);
+/// assert_eq!(bundle.image(BackendKind::Host)?, b"host image");
+/// // Built without the `hip` feature: loading on HIP would fail with ImageMissing.
+/// assert!(matches!(bundle.image(BackendKind::Hip), Err(Error::ImageMissing { .. })));
+/// # Ok::<(), Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct KernelBundle {
     name: String,
@@ -30,7 +50,8 @@ impl KernelBundle {
         out
     }
 
-    /// Parses bundle bytes embedded in the program (`include_bytes!`).
+    /// Parses bundle bytes embedded in the program (`include_bytes!`); [`Error::BadBundle`]
+    /// when they are not a well-formed bundle.
     pub fn parse(name: &str, bytes: &'static [u8]) -> Result<KernelBundle> {
         let bad = |what: String| Error::BadBundle(format!("module `{name}`: {what}"));
         let mut rest = bytes.strip_prefix(BUNDLE_MAGIC.as_slice()).ok_or_else(|| bad("missing XBK1 magic".into()))?;

@@ -63,7 +63,22 @@ impl<B: Backend> Device<B> {
         B::device_count()
     }
 
-    /// Opens device `ordinal`.
+    /// Opens device `ordinal` (`0..count()`).
+    ///
+    /// Errors: [`Error::LibraryNotFound`] when the backend's runtime (libcuda, libamdhip64)
+    /// cannot be loaded, [`Error::NoDevice`] when there is no such device, [`Error::Driver`]
+    /// when the runtime fails. The host backend has exactly one device, 0.
+    ///
+    /// ```
+    /// # fn open<B: xbarrier_api::Backend>() -> xbarrier_api::Result<()> {
+    /// use xbarrier_api::{Device, Error};
+    /// match Device::<B>::open(0) {
+    ///     Ok(device) => println!("{} ({})", device.info().name, device.info().arch),
+    ///     Err(Error::LibraryNotFound { hint, .. } | Error::NoDevice { hint, .. }) => println!("skipped: {hint}"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn open(ordinal: usize) -> Result<Device<B>> {
         let raw = B::open(ordinal)?;
         let info = B::info(&raw);
@@ -81,6 +96,9 @@ impl<B: Backend> Device<B> {
     }
 
     /// A zero-filled buffer of `len` elements.
+    ///
+    /// Errors: [`Error::InvalidArgument`] when `len` elements overflow `usize` bytes,
+    /// [`Error::OutOfMemory`] when the device cannot allocate them.
     pub fn alloc<T: DeviceCopy>(&self, len: usize) -> Result<Buffer<B, T>> {
         let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| Error::InvalidArgument {
             call: "alloc",
@@ -90,7 +108,19 @@ impl<B: Backend> Device<B> {
         Ok(Buffer { device: self.raw.clone(), memory, len, _t: PhantomData })
     }
 
-    /// A buffer holding a copy of `data`.
+    /// A buffer holding a copy of `data` (an [`alloc`](Self::alloc) and a
+    /// [`Buffer::write`]); read it back with [`Buffer::download`] or [`Buffer::read_at`].
+    ///
+    /// ```
+    /// # fn f<B: xbarrier_api::Backend>(device: &xbarrier_api::Device<B>) -> xbarrier_api::Result<()> {
+    /// let mut buffer = device.upload(&[1u32, 2, 3, 4])?;
+    /// buffer.write_at(2, &[30, 40])?;
+    /// assert_eq!(buffer.download()?, [1, 2, 30, 40]);
+    /// let mut tail = [0u32; 2];
+    /// buffer.read_at(2, &mut tail)?;
+    /// assert!(buffer.write_at(3, &[0, 0]).is_err(), "past the end: Error::InvalidArgument");
+    /// # Ok(()) }
+    /// ```
     pub fn upload<T: DeviceCopy>(&self, data: &[T]) -> Result<Buffer<B, T>> {
         let mut buffer = self.alloc(data.len())?;
         buffer.write(data)?;
@@ -98,6 +128,9 @@ impl<B: Backend> Device<B> {
     }
 
     /// Loads this backend's native image of `bundle` (see [`Variant`]).
+    ///
+    /// Errors: [`Error::ImageMissing`] when the bundle was built without this backend (its
+    /// crate did not enable the feature), else the runtime's error loading the image.
     pub fn load(&self, bundle: &KernelBundle) -> Result<Module<B>> {
         self.load_variant(bundle, Variant::Native)
     }
@@ -198,7 +231,8 @@ impl<B: Backend> Module<B> {
     pub fn variant(&self) -> Variant {
         self.variant
     }
-    /// Kernel `name` of this module.
+    /// Kernel `name` of this module; [`Error::KernelNotFound`] if it has none of that name
+    /// (kernels must be `extern "C"`, which `XB_KERNEL` declares).
     pub fn kernel(&self, name: &str) -> Result<Kernel<B>> {
         let raw = B::function(&self.device, &self.raw, name)?;
         Ok(Kernel { raw, name: name.to_owned(), _module: self.raw.clone() })
@@ -235,6 +269,12 @@ pub struct Stream<B: Backend> {
 impl<B: Backend> Stream<B> {
     /// Enqueues `kernel` with `args`.
     ///
+    /// The configuration is checked first ([`LaunchConfig::validate`]:
+    /// [`Error::InvalidArgument`]). A barrier fault of a checked build, an uncaught C++
+    /// exception (host) or an overrun of [`LaunchConfig::timeout`] is returned here or by the
+    /// next [`Stream::synchronize`]: the host backend runs a launch to completion before
+    /// returning, the GPU backends report at `synchronize`.
+    ///
     /// # Safety
     /// - `args` must match the kernel's C parameter list exactly (count, order, types).
     /// - Every buffer passed as an argument must outlive the next [`Stream::synchronize`].
@@ -243,7 +283,8 @@ impl<B: Backend> Stream<B> {
         // SAFETY: the caller guarantees the argument and lifetime bullets; validate() checked the config.
         unsafe { B::launch(&self.device, &self.raw, &kernel.raw, config, args) }
     }
-    /// Waits for all enqueued work; a kernel's barrier fault is reported here (or at launch).
+    /// Waits for all enqueued work; a kernel's barrier fault is reported here (or at launch),
+    /// as [`Error::Fault`], and an overrun of a launch's timeout as [`Error::LaunchTimeout`].
     pub fn synchronize(&self) -> Result<()> {
         B::synchronize(&self.device, &self.raw)
     }
@@ -264,7 +305,8 @@ impl<B: Backend> Stream<B> {
         }
         B::copy_device(&self.device, &self.raw, &mut dst.memory, 0, &src.memory, 0, bytes)
     }
-    /// Records an event.
+    /// Records an event: two of them time the work between them
+    /// ([`Event::elapsed_until`], after [`Stream::synchronize`]).
     pub fn record(&self) -> Result<Event<B>> {
         Ok(Event { raw: B::record(&self.device, &self.raw)? })
     }

@@ -6,6 +6,32 @@ use crate::{BackendKind, BarrierFault};
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong between the host and a device.
+///
+/// Match on the variant to react, or print it: the `Display` text says what failed and,
+/// where it can, how to fix it. The enum is `#[non_exhaustive]`, so keep a catch-all arm.
+///
+/// ```
+/// use xbarrier_api::{Error, KernelBundle, LaunchConfig, Result};
+///
+/// fn describe(result: Result<()>) -> String {
+///     match result {
+///         Ok(()) => "ok".into(),
+///         // No runtime or no GPU: skip, as the test suites do.
+///         Err(Error::LibraryNotFound { .. } | Error::NoDevice { .. }) => "skipped".into(),
+///         // A barrier misused in a kernel (checked builds): op, block, thread, barrier state.
+///         Err(Error::Fault(fault)) => format!("{:?} in {}", fault.kind, fault.kernel),
+///         Err(Error::InvalidArgument { call, reason }) => format!("{call}: {reason}"),
+///         Err(other) => other.to_string(),
+///     }
+/// }
+///
+/// assert_eq!(describe(KernelBundle::parse("m", b"nope").map(drop)), "malformed kernel bundle: module `m`: missing XBK1 magic");
+/// let empty_block = LaunchConfig::new(1, 0);
+/// # let device = xbarrier_api::DeviceInfo { backend: xbarrier_api::BackendKind::Host, ordinal: 0, name: "d".into(),
+/// #     arch: "host".into(), wave_size: 1, multiprocessors: 1, max_cooperative_blocks: 1,
+/// #     max_threads_per_block: 1024, max_dynamic_shared_bytes: 0 };
+/// assert!(describe(empty_block.validate(&device)).starts_with("launch: empty grid"));
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

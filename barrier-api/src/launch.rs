@@ -43,7 +43,17 @@ impl From<(u32, u32, u32)> for Dim3 {
     }
 }
 
-/// How to launch a kernel.
+/// How to launch a kernel: grid and block shape, dynamic shared memory, whether all blocks
+/// must be resident at once, and a time limit.
+///
+/// ```
+/// use std::time::Duration;
+/// use xbarrier_api::LaunchConfig;
+///
+/// let config = LaunchConfig::new((4, 2), 256).shared(16 * 1024).timeout(Duration::from_secs(5));
+/// assert_eq!((config.grid.count(), config.block.count()), (8, 256));
+/// assert_eq!(config.shared_bytes, 16 * 1024);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct LaunchConfig {
     /// Blocks in the grid.
@@ -80,7 +90,33 @@ impl LaunchConfig {
         self
     }
 
-    /// Checks the configuration against what `device` can run.
+    /// Checks the configuration against what `device` can run; [`Stream::launch`](crate::Stream::launch)
+    /// calls it before anything reaches the device.
+    ///
+    /// Returns [`Error::InvalidArgument`] (with `call: "launch"`) for an empty grid or block,
+    /// more threads per block or dynamic shared memory than the device allows, or a
+    /// cooperative grid larger than the device keeps resident.
+    ///
+    /// ```
+    /// use xbarrier_api::{BackendKind, DeviceInfo, Error, LaunchConfig};
+    ///
+    /// let device = DeviceInfo {
+    ///     backend: BackendKind::Host,
+    ///     ordinal: 0,
+    ///     name: "example".into(),
+    ///     arch: "host".into(),
+    ///     wave_size: 1,
+    ///     multiprocessors: 4,
+    ///     max_cooperative_blocks: 8,
+    ///     max_threads_per_block: 1024,
+    ///     max_dynamic_shared_bytes: 48 * 1024,
+    /// };
+    /// assert!(LaunchConfig::new(8, 1024).cooperative().validate(&device).is_ok());
+    /// let refused = LaunchConfig::new(1, 1025).validate(&device).unwrap_err();
+    /// assert!(matches!(refused, Error::InvalidArgument { call: "launch", .. }));
+    /// assert!(LaunchConfig::new(9, 32).cooperative().validate(&device).is_err());
+    /// assert!(LaunchConfig::new(1, 32).shared(64 * 1024).validate(&device).is_err());
+    /// ```
     pub fn validate(&self, device: &DeviceInfo) -> Result<()> {
         let bad = |reason: String| Err(Error::InvalidArgument { call: "launch", reason });
         if self.grid.count() == 0 || self.block.count() == 0 {
@@ -113,6 +149,17 @@ impl LaunchConfig {
 }
 
 /// One kernel argument, by the C type of the parameter it fills.
+///
+/// Each must match the kernel's C parameter exactly; Rust numbers convert with `.into()` and
+/// buffers give pointers with [`Buffer::arg`](crate::Buffer::arg).
+///
+/// ```
+/// use xbarrier_api::KernelArg;
+/// // For `XB_KERNEL void k(unsigned n, float scale, long long offset)`:
+/// let args: [KernelArg; 3] = [1024u32.into(), 0.5f32.into(), (-8i64).into()];
+/// assert_eq!(args[0], KernelArg::U32(1024));
+/// assert_eq!(args.map(KernelArg::size), [4, 4, 8]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum KernelArg {
     /// A pointer (device address).

@@ -6,7 +6,28 @@
 //! [`Stream`]s that launch them. Every failure is one [`Error`], which keeps the native
 //! error code and the failing call; a barrier misused inside a kernel comes back as
 //! [`Error::Fault`] with a [`BarrierFault`] naming the operation, block and thread.
+//!
+//! Programs normally use these types through the `xbarrier` crate, which re-exports them and
+//! adds the backends. Code written against this crate alone stays generic over [`Backend`]:
+//!
+//! ```
+//! use xbarrier_api::{Backend, Device, Result};
+//!
+//! /// Doubles `data` on device 0 of any backend with the kernel `twice(float*, unsigned)`.
+//! fn round_trip<B: Backend>(bundle: &xbarrier_api::KernelBundle, data: &[f32]) -> Result<Vec<f32>> {
+//!     let device = Device::<B>::open(0)?;
+//!     let kernel = device.load(bundle)?.kernel("twice")?;
+//!     let buffer = device.upload(data)?;
+//!     let stream = device.stream()?;
+//!     let config = xbarrier_api::LaunchConfig::new(1, 256);
+//!     // SAFETY: twice(float*, unsigned) takes these two; `buffer` outlives synchronize().
+//!     unsafe { stream.launch(&kernel, &config, &[buffer.arg(), (data.len() as u32).into()])? };
+//!     stream.synchronize()?;
+//!     buffer.download()
+//! }
+//! ```
 #![deny(unsafe_code)]
+#![warn(missing_docs)]
 
 mod backend;
 mod bundle;
