@@ -25,7 +25,24 @@
 //! bracketed by two events; when the kernel took longer, the following
 //! [`Backend::synchronize`] reports [`Error::LaunchTimeout`] after the kernel ended.
 //!
+//! # Example
+//! Probing for a GPU works on any machine, with or without a driver:
+//!
+//! ```
+//! use xbarrier_api::{Device, Error};
+//! use xbarrier_backend_cuda::Cuda;
+//!
+//! match Device::<Cuda>::count() {
+//!     Ok(0) => println!("driver loaded, no NVIDIA GPU"),
+//!     Ok(n) => println!("{n} NVIDIA GPU(s), e.g. {}", Device::<Cuda>::open(0)?.info().arch),
+//!     Err(Error::LibraryNotFound { hint, .. }) => println!("no CUDA driver: {hint}"),
+//!     Err(e) => return Err(e),
+//! }
+//! # Ok::<(), Error>(())
+//! ```
+//!
 //! [cudarc]: https://docs.rs/cudarc
+#![warn(missing_docs)]
 
 mod driver;
 

@@ -35,6 +35,23 @@
 //!   `hipDeviceAttributeMaxSharedMemoryPerBlock` (static and dynamic together).
 //! - Cooperative launches need `hipModuleLaunchCooperativeKernel`, which ROCm 5.2 lacks;
 //!   there `max_cooperative_blocks` is 0 and a cooperative launch is refused.
+//!
+//! # Example
+//! Probing for a GPU works on any machine, with or without ROCm:
+//!
+//! ```
+//! use xbarrier_api::{Device, Error};
+//! use xbarrier_backend_hip::Hip;
+//!
+//! match Device::<Hip>::count() {
+//!     Ok(0) => println!("HIP runtime loaded, no AMD GPU"),
+//!     Ok(n) => println!("{n} AMD GPU(s), e.g. {}", Device::<Hip>::open(0)?.info().arch),
+//!     Err(Error::LibraryNotFound { hint, .. }) => println!("no HIP runtime: {hint}"),
+//!     Err(e) => return Err(e),
+//! }
+//! # Ok::<(), Error>(())
+//! ```
+#![warn(missing_docs)]
 
 mod sys;
 

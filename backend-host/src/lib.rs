@@ -8,6 +8,32 @@
 //!
 //! Supported: Linux on x86-64 and AArch64 (the argument passing in `args.rs` follows their
 //! C calling conventions).
+//!
+//! Tuning comes from the environment ([`Settings`]: `XBAR_HOST_WORKERS_PER_BLOCK`,
+//! `XBAR_HOST_CONCURRENT_BLOCKS`, `XBAR_HOST_MAX_RESIDENT_BLOCKS`, `XBAR_HOST_STACK_KB`,
+//! `XBAR_WAIT_TIMEOUT_MS`). A launch runs to completion before [`Backend::launch`] returns.
+//!
+//! # Example
+//! The host has one device, 0, and its buffers are host memory:
+//!
+//! ```
+//! use xbarrier_api::{Device, Error};
+//! use xbarrier_backend_host::Host;
+//!
+//! let device = Device::<Host>::open(0)?;
+//! assert_eq!(Device::<Host>::count()?, 1);
+//! assert!(matches!(Device::<Host>::open(1), Err(Error::NoDevice { found: 1, .. })));
+//!
+//! let src = device.upload(&[1.5f32, 2.5, 3.5])?;
+//! let mut dst = device.alloc::<f32>(3)?; // zero-filled
+//! assert_eq!(dst.download()?, [0.0; 3]);
+//! let stream = device.stream()?;
+//! stream.copy(&mut dst, &src)?;
+//! stream.synchronize()?;
+//! assert_eq!(dst.download()?, [1.5, 2.5, 3.5]);
+//! # Ok::<(), Error>(())
+//! ```
+#![warn(missing_docs)]
 
 mod abi;
 mod args;

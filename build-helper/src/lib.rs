@@ -9,6 +9,22 @@
 //! ```
 //!
 //! and in the crate: `let bundle = xbarrier::kernel_bundle!("my_kernels")?;`.
+//!
+//! One bundle holds an image per backend xbarrier's features enable: a shared object for
+//! the host (the `cc` crate's C++ compiler, `$CXX`), a CUDA fatbin (nvcc: sm_80, sm_90 and
+//! compute_90 PTX, or `XBAR_CUDA_GENCODE`; unchecked builds add a second, emulated fatbin),
+//! and a clang offload bundle for AMD GPUs (`$HIP_CLANG`, else clang-19; gfx90a, gfx942,
+//! gfx1100, gfx1200, plus gfx950 and gfx1250 with clang 22, or `XBAR_AMDGPU_TARGETS`). A
+//! missing compiler is a [`BuildError`] that says which one and how to install it.
+//!
+//! Outside a build script of a direct dependent of `xbarrier`, [`Kernels::build`] fails
+//! with an error saying so:
+//!
+//! ```
+//! let err = xbarrier_build::Kernels::new("my_kernels").file("kernels/scale.cpp").build().unwrap_err();
+//! assert!(err.to_string().contains("must list `xbarrier` under [dependencies]"), "{err}");
+//! ```
+#![warn(missing_docs)]
 
 use std::fmt;
 use std::path::{Path, PathBuf};
