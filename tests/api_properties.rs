@@ -255,7 +255,7 @@ proptest! {
                 Err(Error::InvalidArgument { call: "alloc", .. } | Error::OutOfMemory { .. }) => {
                     // Refused: only for sizes no machine can give (above 1 TiB here).
                     let bytes = len.checked_mul(4);
-                    return if bytes.map_or(true, |b| b >= 1 << 40) { Ok(()) } else { Err(format!("{len} elements refused")) };
+                    return if bytes.is_none_or(|b| b >= 1 << 40) { Ok(()) } else { Err(format!("{len} elements refused")) };
                 }
                 Err(other) => return Err(format!("untyped refusal {other:?}")),
             };

@@ -198,7 +198,7 @@ pub unsafe fn run_fibers(job: &BlockJob<'_>, threads: &[SendPtr<ThreadRecord>]) 
         }
         rounds += 1;
         if let Some(deadline) = deadline {
-            if rounds % 64 == 0 && Instant::now() > deadline && abort.swap(1, Ordering::SeqCst) == 0 {
+            if rounds.is_multiple_of(64) && Instant::now() > deadline && abort.swap(1, Ordering::SeqCst) == 0 {
                 sync.notify();
             }
         }

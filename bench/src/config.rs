@@ -69,7 +69,7 @@ impl Pipeline {
         if !(2..=MAX_STAGES).contains(&self.stages) {
             return bad(format!("{} stages; 2 to {MAX_STAGES} are supported", self.stages));
         }
-        if self.stage_bytes == 0 || self.stage_bytes % 16 != 0 || self.stage_bytes >= 1 << 20 {
+        if self.stage_bytes == 0 || !self.stage_bytes.is_multiple_of(16) || self.stage_bytes >= 1 << 20 {
             return bad(format!("stages of {} bytes; a multiple of 16 below 1 MiB is needed", self.stage_bytes));
         }
         if self.blocks_per_sm == 0 {
@@ -166,7 +166,7 @@ impl Config {
         if self.round_trip_iters == 0 || self.grid_iters == 0 || self.check_iters == 0 {
             return bad("every benchmark needs at least one iteration".into());
         }
-        if self.stream_bytes == 0 || self.stream_bytes % 16 != 0 {
+        if self.stream_bytes == 0 || !self.stream_bytes.is_multiple_of(16) {
             return bad(format!("{} bytes to stream; a nonzero multiple of 16 is needed", self.stream_bytes));
         }
         if let Some(&t) = self.round_trip_threads.iter().find(|&&t| t == 0 || t > info.max_threads_per_block) {

@@ -103,7 +103,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     let matches = |entry: &Entry| {
-        args.suite.includes(entry.suite) && args.filter.as_deref().map_or(true, |f| entry.case.contains(f))
+        args.suite.includes(entry.suite) && args.filter.as_deref().is_none_or(|f| entry.case.contains(f))
     };
     let selected: Vec<&Entry> = catalog.iter().filter(|e| matches(e)).collect();
     if selected.is_empty() {

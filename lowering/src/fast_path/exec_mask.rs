@@ -86,8 +86,8 @@ fn binary(stem: &str) -> Option<fn(bool, bool) -> bool> {
 fn apply(f: fn(bool, bool) -> bool, a: Option<bool>, b: Option<bool>) -> Option<bool> {
     let outcomes: Vec<bool> = [false, true]
         .into_iter()
-        .filter(|&x| a.map_or(true, |a| a == x))
-        .flat_map(|x| [false, true].into_iter().filter(move |&y| b.map_or(true, |b| b == y)).map(move |y| f(x, y)))
+        .filter(|&x| a.is_none_or(|a| a == x))
+        .flat_map(|x| [false, true].into_iter().filter(move |&y| b.is_none_or(|b| b == y)).map(move |y| f(x, y)))
         .collect();
     let first = *outcomes.first()?;
     outcomes.iter().all(|&o| o == first).then_some(first)
