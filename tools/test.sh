@@ -23,6 +23,13 @@ cargo clippy --workspace --all-targets --features cuda,hip -- -D warnings
 step "GPU backends build (CUDA kernel images by nvcc; the runtimes load at run time)"
 cargo build --workspace --features cuda,hip
 
+step "docs (rustdoc warning-free; doc tests run with the tests below)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --features xbarrier/cuda,xbarrier/hip
+
+step "MSRV (every locked dependency's rust-version; clippy's incompatible_msrv)"
+bash tools/msrv-check.sh
+
 step "tests (debug: checked device code; conformance, misuse, TSAN stress, unit, CLI; sm_80/sm_90 and gfx lowering)"
 cargo test --workspace
 
@@ -34,6 +41,9 @@ cargo test --release --test conformance
 
 step "the example crate builds and runs its own kernel"
 cargo run --release -p xbarrier-example-user-kernel
+
+step "packaging (cargo package of the published crates; a crate outside the workspace builds a kernel from them)"
+bash tools/package-check.sh
 
 step "xbar check (the main job; checked device code, so misuse is reported too)"
 cargo run --release -p xbar --features checked -- check
