@@ -264,10 +264,25 @@ impl Kernels {
             "-Wextra",
             "-Wl,-z,defs",
         ]);
-        self.common_flags(&mut cmd, meta, checked);
-        cmd.args(sources).arg(&meta.host_runtime).arg("-o").arg(&output);
-        run_compiler(&mut cmd, &self.name, "host")?;
-        std::fs::read(&output).or_else(|e| fail(format!("reading {}: {e}", output.display())))
+        let inputs = sources.iter().map(PathBuf::as_path).chain([meta.host_runtime.as_path()]);
+        self.compile(&mut cmd, meta, checked, inputs, &output, "host")
+    }
+
+    /// Adds the flags every backend shares, the inputs and `-o output` to `cmd`, runs it and
+    /// returns the image it wrote.
+    fn compile<'a>(
+        &self,
+        cmd: &mut Command,
+        meta: &XbarrierMetadata,
+        checked: bool,
+        inputs: impl IntoIterator<Item = &'a Path>,
+        output: &Path,
+        backend: &str,
+    ) -> Result<Vec<u8>, BuildError> {
+        self.common_flags(cmd, meta, checked);
+        cmd.args(inputs).arg("-o").arg(output);
+        run_compiler(cmd, &self.name, backend)?;
+        std::fs::read(output).or_else(|e| fail(format!("reading {}: {e}", output.display())))
     }
 
     /// One clang offload bundle with a code object per AMDGPU target (what hipModuleLoadData
@@ -286,10 +301,7 @@ impl Kernels {
         let mut cmd = Command::new(&clang);
         cmd.args(["-x", "hip", "--cuda-device-only", "-nogpuinc", "-nogpulib", "-O3", "-std=c++17"])
             .args(amdgpu_targets(&clang).iter().map(|t| format!("--offload-arch={t}")));
-        self.common_flags(&mut cmd, meta, checked);
-        cmd.arg(&unity).arg("-o").arg(&output);
-        run_compiler(&mut cmd, &self.name, "hip")?;
-        std::fs::read(&output).or_else(|e| fail(format!("reading {}: {e}", output.display())))
+        self.compile(&mut cmd, meta, checked, [unity.as_path()], &output, "hip")
     }
 
     /// `<name>.<backend>.<ext>` in `out_dir`: the bundle's sources as one translation unit.
@@ -328,10 +340,7 @@ impl Kernels {
         let mut cmd = Command::new(&nvcc);
         cmd.args(["-std=c++17", "-O3", "-fatbin"]).args(cuda_architectures().iter().map(|a| format!("-gencode={a}")));
         cmd.arg(format!("-DXB_EMULATED={}", u8::from(variant == Variant::Emulated)));
-        self.common_flags(&mut cmd, meta, checked);
-        cmd.arg(&unity).arg("-o").arg(&output);
-        run_compiler(&mut cmd, &self.name, "cuda")?;
-        std::fs::read(&output).or_else(|e| fail(format!("reading {}: {e}", output.display())))
+        self.compile(&mut cmd, meta, checked, [unity.as_path()], &output, "cuda")
     }
 }
 
