@@ -2,18 +2,9 @@
 //! std::barrier and std::sync::Barrier and writes the same report as table, markdown, JSON
 //! and CSV, and as an SVG plot; without a GPU the GPU backends exit 2 with a fix.
 
-use std::process::{Command, Output};
+mod common;
 
-fn xbar(args: &[&str]) -> Output {
-    match Command::new(env!("CARGO_BIN_EXE_xbar")).args(args).output() {
-        Ok(output) => output,
-        Err(e) => panic!("could not run xbar {args:?}: {e}"),
-    }
-}
-
-fn text(output: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned())
-}
+use common::{text, xbar};
 
 #[test]
 fn host_round_trip_writes_table_markdown_and_json() {

@@ -1,17 +1,8 @@
 //! Runs the built `xbar` binary as a user would.
 
-use std::process::{Command, Output};
+mod common;
 
-fn xbar(args: &[&str]) -> Output {
-    match Command::new(env!("CARGO_BIN_EXE_xbar")).args(args).output() {
-        Ok(output) => output,
-        Err(e) => panic!("could not run xbar {args:?}: {e}"),
-    }
-}
-
-fn text(output: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned())
-}
+use common::{text, xbar};
 
 #[test]
 fn info_lists_the_host_backend_and_toolchains() {
