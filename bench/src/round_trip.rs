@@ -58,6 +58,26 @@ fn implementations<'a, B: Backend>(device: &Device<B>, images: &'a Images<B>) ->
         Implementation { name: "CCCL cuda::barrier", module: native(), kernel: "xbb_rt_cccl", target: None },
         Implementation { name: "__syncthreads", module: native(), kernel: "xbb_rt_syncthreads", target: None },
         // The floor of a one-word software barrier, to size the emulated row's miss.
+        // With a completion function: CCCL keeps it on its atomics path; xb native runs
+        // it on mbarriers (completion_engine.hpp), emulated on the protocol.
+        Implementation {
+            name: "xb native, completion fn",
+            module: native(),
+            kernel: "xbb_rt_xb_completion",
+            target: None,
+        },
+        Implementation {
+            name: "xb emulated, completion fn",
+            module: images.emulated.as_ref().map_err(Clone::clone),
+            kernel: "xbb_rt_xb_completion",
+            target: None,
+        },
+        Implementation {
+            name: "CCCL cuda::barrier, completion fn",
+            module: native(),
+            kernel: "xbb_rt_cccl_completion",
+            target: None,
+        },
         Implementation {
             name: "LDS counter barrier, 32-bit word",
             module: native(),

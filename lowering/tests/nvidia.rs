@@ -1,6 +1,7 @@
 //! Lowering tests for NVIDIA targets (no GPU needed): each operation, compiled as the build
 //! helper compiles it, must produce the instructions listed here and must not touch local
-//! memory. sm_90 native is the mbarrier lowering; sm_90 emulated and sm_80 run the protocol.
+//! memory. sm_90 native is the mbarrier lowering (with a completion function too); sm_90
+//! emulated and sm_80 run the protocol.
 //! `__syncthreads()` must be `BAR.SYNC`. Per configuration, the `arrive_and_wait` fast path
 //! (fast_path.rs, one thread's walk) is measured and listed in the trial's name.
 //!
@@ -64,8 +65,15 @@ fn sm90_native(op: Op) -> Expect {
             sass_not: NOT_PROTOCOL,
             ptx: &["mbarrier.arrive_drop.shared::cta.b64"],
         },
-        // A barrier with a completion function runs the protocol on every path.
-        Op::CompletionArriveAndWait => protocol(op),
+        // With a completion function (completion_engine.hpp): the same mbarrier arrival and
+        // waits (on the arrival mbarrier, then the publishing one), and the step's claim as a
+        // shared-memory CAS after a fence.sc; none of the protocol's generic 64-bit add or
+        // back-off.
+        Op::CompletionArriveAndWait => Expect {
+            sass: &["SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64", "MEMBAR.SC.CTA", "ATOMS.CAS.64"],
+            sass_not: &["ATOM.E", "NANOSLEEP", "LDL", "STL"],
+            ptx: &["mbarrier.arrive.shared::cta.b64", "mbarrier.try_wait.shared::cta.b64", "mbarrier.try_wait.parity"],
+        },
         Op::Syncthreads => syncthreads(),
         fence => fences(fence),
     }

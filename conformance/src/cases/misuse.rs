@@ -13,6 +13,9 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
     vec![
         misuse("init_with_zero", |c| expect_fault(c, "xbm_init_zero", &[], FaultKind::InitCount, BarrierOp::Init)),
         misuse("init_above_max", |c| expect_fault(c, "xbm_init_too_many", &[], FaultKind::InitCount, BarrierOp::Init)),
+        misuse("init_completion_barrier_above_max", |c| {
+            expect_fault(c, "xbm_init_completion_too_many", &[], FaultKind::InitCount, BarrierOp::Init)
+        }),
         misuse("arrive_update_zero", |c| {
             expect_fault(c, "xbm_arrive_zero", &[], FaultKind::UpdateRange, BarrierOp::Arrive)
         }),

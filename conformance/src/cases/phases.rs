@@ -14,6 +14,8 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
         case("arrive_and_drop", "arrive_and_drop", drop::<B>),
         case("completion_once_before_waiters", "completion", completion::<B>),
         case("completion_round_spans_phases", "completion", spanning::<B>),
+        case("completion_token_taken_during_step", "completion", token_in_step::<B>),
+        case("completion_drop_counted_in_next_phase", "completion", drop_in_step::<B>),
     ]
 }
 
@@ -86,4 +88,14 @@ fn spanning<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     // Half of 96, 160 or 1000 threads is no multiple of 32 or 64: warps straddle phases.
     per_block_size(ctx, "xbc_completion_spanning", &[2, 96, 160, 1000], 300)?;
     Ok(Pass("300 rounds of 2 phases per block: one warp's arrivals complete a phase and open the next".into()))
+}
+
+fn token_in_step<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    per_block_size(ctx, "xbc_completion_token_in_step", &[128, 256, 1024], 50)?;
+    Ok(Pass("50 rounds: half the block arrives during a step and waits; both steps done on return".into()))
+}
+
+fn drop_in_step<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    per_block_size(ctx, "xbc_completion_drop_in_step", &[128, 256, 1024], 8)?;
+    Ok(Pass("8 barriers: half drops in phase 0, half during step 0; exactly 2 steps each".into()))
 }

@@ -13,6 +13,7 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
         case("tx_edge_cases_match_h200", "tx-count", sequences::<B>),
         case("try_wait_for_times_out", "try_wait_for", try_wait_for::<B>),
         case("memcpy_async_thread_and_group", "copies", memcpy_async::<B>),
+        case("completion_reads_bulk_copied_stage", "completion", completion_tx::<B>),
     ]
 }
 
@@ -136,4 +137,21 @@ fn memcpy_async<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
         "single-thread and block-group copies of 4 B..16 KiB, unaligned sizes too, aligned_size_t<16> into shared and global memory"
             .into(),
     ))
+}
+
+fn completion_tx<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    let rounds = 200u32;
+    for words in [4u32, 1024, 4096] {
+        let src = ctx.device.upload(&source(words as usize + rounds as usize * 4)).map_err(|e| e.to_string())?;
+        for threads in [1u32, 96] {
+            let report = ctx.report()?;
+            let config = LaunchConfig::new(2, threads).shared(words * 4);
+            let args = [src.arg(), report.arg(), words.into(), rounds.into()];
+            // SAFETY: `xbc_completion_tx(const unsigned* src, unsigned long long* report,
+            // unsigned words, unsigned rounds)`; src holds words + rounds*4 words.
+            launched(unsafe { ctx.launch("xbc_completion_tx", config, &args) }, "xbc_completion_tx")?;
+            check_report(&report, &format!("{} B per phase, {threads} threads", words * 4))?;
+        }
+    }
+    Ok(Pass("200 phases of 16 B..16 KiB: the step sums the copied stage before any waiter returns".into()))
 }

@@ -64,6 +64,16 @@ struct completion_slot<F, false> {
 
 struct barrier_access;
 
+// A block-scope barrier with a completion function has three words: the native CUDA
+// lowering's two mbarriers and control word (completion_engine.hpp), the first word alone
+// elsewhere. Every target keeps that size, and max() one below the protocol's (the native
+// lowering's gate takes one count), so portable code sees one barrier type.
+template <thread_scope Scope, class Completion>
+struct state_words {
+  static constexpr unsigned value =
+      (Scope == thread_scope_block || Scope == thread_scope_thread) && !__is_same(Completion, empty_completion) ? 3 : 1;
+};
+
 // init() constructs the completion function in place (the barrier itself is trivially
 // constructed shared memory). Device compilers get no <new>, so there the function object
 // must be trivially copyable, which captureless and pointer-capturing lambdas are.
@@ -95,39 +105,43 @@ class barrier : private detail::completion_slot<Completion> {
   barrier& operator=(const barrier&) = delete;
 
   XB_INLINE barrier(ptrdiff_t expected, Completion completion = Completion()) : slot(completion) {
-    engine::init(&state_, expected);
+    engine::init(state_, expected, max());
   }
 
   XB_INLINE friend void init(barrier* b, ptrdiff_t expected, Completion completion = Completion()) {
     detail::construct_completion(b->completion_storage(), completion);
-    engine::init(&b->state_, expected);
+    engine::init(b->state_, expected, max());
   }
 
   [[nodiscard]] XB_INLINE arrival_token arrive(ptrdiff_t update = 1) {
-    return arrival_token(engine::arrive(&state_, update, this->completion()));
+    return arrival_token(engine::arrive(state_, update, this->completion()));
   }
-  XB_INLINE void wait(arrival_token&& token) const { engine::wait(&state_, token.state()); }
-  XB_INLINE void wait_parity(bool parity) const { engine::wait_parity(&state_, parity); }
-  [[nodiscard]] XB_INLINE bool try_wait(arrival_token&& token) const { return engine::test(&state_, token.state()); }
-  [[nodiscard]] XB_INLINE bool try_wait_parity(bool parity) const { return engine::test_parity(&state_, parity); }
+  XB_INLINE void wait(arrival_token&& token) const { waits::wait(state_, token.state(), step()); }
+  XB_INLINE void wait_parity(bool parity) const { waits::wait_parity(state_, parity, step()); }
+  [[nodiscard]] XB_INLINE bool try_wait(arrival_token&& token) const { return waits::test(state_, token.state(), step()); }
+  [[nodiscard]] XB_INLINE bool try_wait_parity(bool parity) const { return waits::test_parity(state_, parity, step()); }
   [[nodiscard]] XB_INLINE bool try_wait_for(arrival_token&& token, nanoseconds timeout) const {
-    return engine::wait_for(&state_, token.state(), timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
+    return waits::wait_for(state_, token.state(), timeout.ns < 0 ? 0 : uint64_t(timeout.ns), step());
   }
   [[nodiscard]] XB_INLINE bool try_wait_parity_for(bool parity, nanoseconds timeout) const {
-    return engine::wait_parity_for(&state_, parity, timeout.ns < 0 ? 0 : uint64_t(timeout.ns));
+    return waits::wait_parity_for(state_, parity, timeout.ns < 0 ? 0 : uint64_t(timeout.ns), step());
   }
-  XB_INLINE void arrive_and_wait() { engine::arrive_and_wait(&state_, this->completion()); }
-  XB_INLINE void arrive_and_drop() { engine::arrive_and_drop(&state_, this->completion()); }
+  XB_INLINE void arrive_and_wait() { engine::arrive_and_wait(state_, this->completion()); }
+  XB_INLINE void arrive_and_drop() { engine::arrive_and_drop(state_, this->completion()); }
 
   XB_HOST_DEVICE static constexpr ptrdiff_t max() noexcept {
-    return proto::max_count;
+    return detail::state_words<Scope, Completion>::value > 1 ? proto::max_count - 1 : proto::max_count;
   }
 
  private:
+  using waits = detail::waits_of<engine>;
   XB_INLINE Completion& completion_storage() { return this->completion(); }
+  // The completion function for a wait that may run a phase's step (the waits are const,
+  // as CUDA's, but a step is the barrier's own work).
+  XB_INLINE Completion& step() const { return const_cast<barrier*>(this)->completion(); }
 
-  // The barrier word (the mbarrier object on the native path).
-  alignas(8) uint64_t state_;
+  // The barrier words (the first is the mbarrier object on the native path).
+  alignas(8) uint64_t state_[detail::state_words<Scope, Completion>::value];
 };
 
 }  // namespace xb
@@ -137,7 +151,7 @@ namespace xb {
 namespace detail {
 struct barrier_access {
   template <thread_scope S, class C>
-  static XB_INLINE uint64_t* word(barrier<S, C>& b) { return &b.state_; }
+  static XB_INLINE uint64_t* word(barrier<S, C>& b) { return b.state_; }
   template <thread_scope S, class C>
   static XB_INLINE C& completion(barrier<S, C>& b) { return b.completion(); }
 };

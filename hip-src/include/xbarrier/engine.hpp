@@ -7,14 +7,15 @@
 //                    is the PTX mbarrier object itself (platform/cuda_mbarrier.hpp). One that
 //                    turns out not to be in shared memory falls back to the protocol, as
 //                    CCCL's does.
+//   mbarrier_completion_engine
+//                    CUDA sm_90 native, block scope with a completion function: two
+//                    mbarriers and a control word (completion_engine.hpp).
 //   direct_engine    device or system scope without a completion function, unchecked builds,
 //                    every target: the direct layout (protocol.hpp), whose last arrival
 //                    publishes the phase in the same atomic.
-//   Barriers with a completion function keep the protocol on every target: its completer
-//   runs the function exactly once, before any waiter of the phase returns. (An mbarrier
-//   version, two mbarriers and a claim counter, passed the H200 suite but a review found
-//   that a token taken during a completion step, and a drop counted in the next phase, could
-//   break it; it was taken out, 2026-11-29.)
+//
+// Waits and tests take the completion function too: on the native completion path a
+// waiter may be the one that sees a phase end (the copy engine ended it) and runs its step.
 //
 // Tokens are 64-bit states whose bit 63 is the parity of the phase the arrival was counted
 // in: the mbarrier state as the hardware returns it, or the parity alone from the protocol.
@@ -44,7 +45,7 @@ template <thread_scope Scope>
 struct protocol_engine {
   using proto = protocol<platform, Scope>;
 
-  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected) { proto::init(w, expected); }
+  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected, int64_t limit) { proto::init(w, expected, limit); }
   template <class F>
   static XB_INLINE uint64_t arrive(uint64_t* w, ptrdiff_t update, F& completion) {
     return token_of_parity(proto::arrive(w, update, completion, false));
@@ -100,7 +101,7 @@ struct protocol_engine {
 template <thread_scope Scope>
 struct direct_engine : protocol_engine<Scope> {
   using direct = direct_protocol<platform, Scope>;
-  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected) { direct::init(w, expected); }
+  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected, int64_t) { direct::init(w, expected); }
   template <class F>
   static XB_INLINE uint64_t arrive(uint64_t* w, ptrdiff_t update, F&) {
     return token_of_parity(direct::arrive(w, update, false));
@@ -122,8 +123,8 @@ struct mbarrier_engine {
   using fallback = protocol_engine<thread_scope_block>;
   static XB_INLINE bool here(const uint64_t* w) { return __isShared(w); }
 
-  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected) {
-    if (!here(w)) return fallback::init(w, expected);
+  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected, int64_t limit) {
+    if (!here(w)) return fallback::init(w, expected, limit);
     mbarrier::init(w, uint32_t(expected));
     mbarrier::fence_init();
   }
@@ -230,6 +231,36 @@ struct mbarrier_engine {
 
 #endif
 
+}  // namespace detail
+}  // namespace xb
+
+#include "completion_engine.hpp"
+
+namespace xb {
+namespace detail {
+
+// The waits as xb::barrier calls them, with the completion function: only the native
+// completion engine's waits can run a step; the others' waits ignore it.
+template <class Engine>
+struct waits_of {
+  template <class F>
+  static XB_INLINE void wait(const uint64_t* w, uint64_t token, F&) { Engine::wait(w, token); }
+  template <class F>
+  static XB_INLINE void wait_parity(const uint64_t* w, bool parity, F&) { Engine::wait_parity(w, parity); }
+  template <class F>
+  static XB_INLINE bool test(const uint64_t* w, uint64_t token, F&) { return Engine::test(w, token); }
+  template <class F>
+  static XB_INLINE bool test_parity(const uint64_t* w, bool parity, F&) { return Engine::test_parity(w, parity); }
+  template <class F>
+  static XB_INLINE bool wait_for(const uint64_t* w, uint64_t token, uint64_t ns, F&) {
+    return Engine::wait_for(w, token, ns);
+  }
+  template <class F>
+  static XB_INLINE bool wait_parity_for(const uint64_t* w, bool parity, uint64_t ns, F&) {
+    return Engine::wait_parity_for(w, parity, ns);
+  }
+};
+
 template <thread_scope Scope, class Completion>
 struct engine_for {
   using type = protocol_engine<Scope>;
@@ -249,6 +280,12 @@ template <>
 struct engine_for<thread_scope_block, empty_completion> {
   using type = mbarrier_engine;
 };
+template <class Completion>
+struct engine_for<thread_scope_block, Completion> {
+  using type = mbarrier_completion_engine;
+};
+template <>
+struct waits_of<mbarrier_completion_engine> : mbarrier_completion_engine {};
 #endif
 
 }  // namespace detail

@@ -156,14 +156,16 @@ struct protocol {
     P::fault(r);
   }
 
-  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected) {
-    if (XB_CHECKED && (expected < 1 || expected > max_count)) {
+  // `limit`: the barrier type's max() (max_count, or one less where the native completion
+  // engine gives one count to its gate).
+  static XB_INLINE void init(uint64_t* w, ptrdiff_t expected, int64_t limit = max_count) {
+    if (XB_CHECKED && (expected < 1 || expected > limit)) {
       xb_fault_record r = {};  // the word is not initialized yet: no state to report
       r.kind = XB_FAULT_INIT_COUNT;
       r.op = XB_OP_INIT;
       r.barrier = reinterpret_cast<uint64_t>(w);
       r.value = expected;
-      r.limit = max_count;
+      r.limit = limit;
       r.pending = r.expected = -1;
       r.scope = static_cast<uint32_t>(Scope);
       P::fault(r);

@@ -69,6 +69,30 @@ XB_KERNEL void xbb_rt_xb_parity(unsigned iters, unsigned check, unsigned long lo
   });
 }
 
+// With a completion function that counts the steps (plain increments: the barrier orders
+// them); with `check` set, the count must equal the phases.
+namespace xbb {
+namespace rt {
+struct count_steps {
+  unsigned* steps;
+  XB_INLINE void operator()() noexcept { ++*steps; }
+};
+}  // namespace rt
+}  // namespace xbb
+
+XB_KERNEL void xbb_rt_xb_completion(unsigned iters, unsigned check, unsigned long long* cycles,
+                                    unsigned long long* report) {
+  __shared__ xb::barrier<xb::thread_scope_block, xbb::rt::count_steps> bar;
+  __shared__ unsigned steps;
+  if (threadIdx.x == 0) {
+    steps = 0;
+    init(&bar, blockDim.x, xbb::rt::count_steps{&steps});
+  }
+  __syncthreads();
+  xbb::rt::run(iters, check, cycles, report, [&] { bar.arrive_and_wait(); });
+  if (check && threadIdx.x == 0) xbb::count(report, steps != iters);
+}
+
 #if defined(XB_PLATFORM_CUDA)
 
 // Hand-written PTX: one mbarrier.arrive per thread, then try_wait.parity on the phase.
@@ -99,6 +123,24 @@ XB_KERNEL void xbb_rt_cccl(unsigned iters, unsigned check, unsigned long long* c
   if (threadIdx.x == 0) init(&bar, blockDim.x);
   __syncthreads();
   xbb::rt::run(iters, check, cycles, report, [&] { bar.arrive_and_wait(); });
+}
+
+// CCCL's cuda::barrier with the same completion function (CCCL runs it on its atomics
+// path, not on mbarrier).
+XB_KERNEL void xbb_rt_cccl_completion(unsigned iters, unsigned check, unsigned long long* cycles,
+                                      unsigned long long* report) {
+  using barrier = cuda::barrier<cuda::thread_scope_block, xbb::rt::count_steps>;
+#pragma nv_diag_suppress static_var_with_dynamic_init
+  __shared__ barrier bar;
+#pragma nv_diag_default static_var_with_dynamic_init
+  __shared__ unsigned steps;
+  if (threadIdx.x == 0) {
+    steps = 0;
+    init(&bar, blockDim.x, xbb::rt::count_steps{&steps});
+  }
+  __syncthreads();
+  xbb::rt::run(iters, check, cycles, report, [&] { bar.arrive_and_wait(); });
+  if (check && threadIdx.x == 0) xbb::count(report, steps != iters);
 }
 
 // The floor of a software barrier on one shared-memory word, to size the emulated row: a

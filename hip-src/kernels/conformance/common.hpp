@@ -28,4 +28,22 @@ XB_INLINE void store_relaxed(uint64_t* p, uint64_t v) {
   xb::detail::platform::store<xb::detail::mem_scope::system>(p, v, xb::detail::mem_order::relaxed);
 }
 
+XB_INLINE uint64_t fetch_add_relaxed(uint64_t* p, uint64_t v) {
+  return xb::detail::platform::fetch_add<xb::detail::mem_scope::block>(p, v, xb::detail::mem_order::relaxed);
+}
+
+// Spins until `done()` or `ns` have passed, letting sibling threads run (host fibers yield,
+// GPUs back off); returns done().
+template <class Done>
+XB_INLINE bool spin_until(Done done, uint64_t ns) {
+  using P = xb::detail::platform;
+  const uint64_t start = P::now_ns();
+  uint32_t iteration = 0;
+  while (!done()) {
+    if (P::now_ns() - start > ns) return done();
+    P::backoff(iteration);
+  }
+  return true;
+}
+
 }  // namespace xbc

@@ -30,4 +30,5 @@ XB_KERNEL void xbc_max(long long* out) {
   out[4] = xb::barrier<xb::thread_scope_device, some_completion>::max();
   out[5] = xb::barrier<xb::thread_scope_system>::max();
   out[6] = sizeof(xb::barrier<xb::thread_scope_block>);
+  out[7] = sizeof(xb::barrier<xb::thread_scope_block, some_completion>);
 }

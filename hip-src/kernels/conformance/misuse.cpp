@@ -17,6 +17,15 @@ XB_KERNEL void xbm_init_too_many(unsigned fb, unsigned ft) {
   if (culprit(fb, ft)) init(&bar, block_barrier::max() + 1);  // P14
 }
 
+// A block-scope barrier with a completion function holds one count less (its gate).
+struct no_op {
+  XB_INLINE void operator()() noexcept {}
+};
+XB_KERNEL void xbm_init_completion_too_many(unsigned fb, unsigned ft) {
+  __shared__ xb::barrier<xb::thread_scope_block, no_op> bar;
+  if (culprit(fb, ft)) init(&bar, xb::barrier<xb::thread_scope_block, no_op>::max() + 1, no_op{});
+}
+
 XB_KERNEL void xbm_arrive_zero(unsigned fb, unsigned ft) {
   __shared__ block_barrier bar;
   if (culprit(fb, ft)) {

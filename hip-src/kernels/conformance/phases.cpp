@@ -192,3 +192,82 @@ XB_KERNEL void xbc_completion_spanning(unsigned long long* report, unsigned roun
     __syncthreads();  // nobody starts the next round while another thread still reads
   }
 }
+
+// A completion step that lasts: it counts the steps started, then waits (up to 20 us) for
+// `late_goal` arrivals made while it runs, then counts itself done. Threads spin on
+// `started` to arrive during a step.
+struct slow_step {
+  uint64_t* done;
+  uint64_t* started;
+  uint64_t* late;
+  uint64_t late_goal;
+  XB_INLINE void operator()() noexcept {
+    xbc::store_relaxed(started, xbc::load_relaxed(started) + 1);
+    (void)xbc::spin_until([this] { return xbc::load_relaxed(late) >= late_goal; }, 20000);
+    xbc::store_relaxed(done, xbc::load_relaxed(done) + 1);
+  }
+};
+
+// A token taken during a completion step is for the next phase, and its wait returns only
+// after that phase's own step. The barrier expects half the block: the first half arrives
+// (no wait) and completes phase 2r; the second half arrives while step 2r runs, so its
+// arrivals make phase 2r+1, and waits. After its wait both steps must be done. (Halves are
+// whole warps and waves: a lane spinning on `started` never shares a wave with the
+// completer's arrival on AMDGPU.)
+XB_KERNEL void xbc_completion_token_in_step(unsigned long long* report, unsigned rounds) {
+  __shared__ xb::barrier<xb::thread_scope_block, slow_step> bar;
+  __shared__ uint64_t done, started, late;
+  const unsigned n = xbc::block_threads(), t = threadIdx.x, half = n / 2;
+  if (t == 0) {
+    done = started = late = 0;
+    init(&bar, half, slow_step{&done, &started, &late, half});
+  }
+  __syncthreads();
+  for (unsigned r = 0; r < rounds; ++r) {
+    if (t < half) {
+      (void)bar.arrive();
+    } else {
+      const bool in_step = xbc::spin_until([&] { return xbc::load_relaxed(&started) >= 2 * r + 1; }, 5000000000ull);
+      xbc::expect_eq(report, 200000 + r, in_step, 1);
+      xb::arrival_token token = bar.arrive();
+      (void)xbc::fetch_add_relaxed(&late, 1);
+      bar.wait(static_cast<xb::arrival_token&&>(token));
+      xbc::expect_eq(report, r, xbc::load_relaxed(&done), 2 * r + 2);
+    }
+    __syncthreads();
+    xbc::expect_eq(report, 100000 + r, xbc::load_relaxed(&done), 2 * r + 2);
+    __syncthreads();
+    if (t == 0) xbc::store_relaxed(&late, 0);
+    __syncthreads();
+  }
+}
+
+// Drops counted in the next phase: of a fresh barrier expecting the whole block, the first
+// half arrives and drops in phase 0; the second half arrives in phase 0, then drops while
+// step 0 runs (which waits for those drops, up to 20 us), so its drops are phase 1's
+// arrivals. Exactly two steps must run, and none after: nobody is left for phase 2.
+XB_KERNEL void xbc_completion_drop_in_step(unsigned long long* report, unsigned rounds) {
+  constexpr unsigned max_rounds = 8;
+  __shared__ xb::barrier<xb::thread_scope_block, slow_step> bars[max_rounds];
+  __shared__ uint64_t done[max_rounds], started[max_rounds], late[max_rounds];
+  const unsigned n = xbc::block_threads(), t = threadIdx.x, half = n / 2;
+  for (unsigned r = 0; r < rounds && r < max_rounds; ++r) {
+    if (t == 0) {
+      done[r] = started[r] = late[r] = 0;
+      init(&bars[r], n, slow_step{&done[r], &started[r], &late[r], n - half});
+    }
+    __syncthreads();
+    if (t < half) {
+      bars[r].arrive_and_drop();
+    } else {
+      (void)bars[r].arrive();
+      const bool in_step = xbc::spin_until([&] { return xbc::load_relaxed(&started[r]) >= 1; }, 5000000000ull);
+      xbc::expect_eq(report, 200000 + r, in_step, 1);
+      bars[r].arrive_and_drop();
+      (void)xbc::fetch_add_relaxed(&late[r], 1);
+    }
+    __syncthreads();
+    xbc::expect_eq(report, r, xbc::load_relaxed(&done[r]), 2);
+    xbc::expect_eq(report, 100000 + r, xbc::load_relaxed(&started[r]), 2);
+  }
+}

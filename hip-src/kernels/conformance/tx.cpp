@@ -191,3 +191,52 @@ XB_KERNEL void xbc_memcpy_async(const unsigned* src, unsigned long long* report,
     bar.arrive_and_wait();
   }
 }
+
+// A completion function reads what a bulk copy brought: the phase ends when the bytes
+// land, after every arrival, so on the native path no arrival sees it end and a waiter runs
+// the step. Waiters use wait, a try_wait loop and a try_wait_for loop (a test that sees the
+// phase end must run the step too). Every waiter then checks the step's sum against global
+// memory and the step count.
+struct sum_stage {
+  const unsigned* stage;
+  unsigned words;
+  unsigned* sums;
+  unsigned* count;
+  XB_INLINE void operator()() noexcept {
+    unsigned s = 0;
+    for (unsigned i = 0; i < words; ++i) s += stage[i];
+    sums[*count & 1] = s;
+    ++*count;
+  }
+};
+
+XB_KERNEL void xbc_completion_tx(const unsigned* src, unsigned long long* report, unsigned words, unsigned rounds) {
+  __shared__ xb::barrier<xb::thread_scope_block, sum_stage> bar;
+  __shared__ unsigned sums[2], count;
+  unsigned* stage = xb::dynamic_shared<unsigned>();
+  const unsigned n = xbc::block_threads(), t = threadIdx.x, bytes = words * 4;
+  if (t == 0) {
+    count = 0;
+    init(&bar, n, sum_stage{stage, words, sums, &count});
+  }
+  __syncthreads();
+  for (unsigned r = 0; r < rounds; ++r) {
+    const unsigned* from = src + r * 4;
+    xb::arrival_token token = t == 0 ? xb::device::barrier_arrive_tx(bar, 1, bytes) : bar.arrive();
+    if (t == 0) xb::device::memcpy_async_tx(stage, from, xb::aligned_size_t<16>(bytes), bar);
+    if (t % 3 == 0) {
+      bar.wait(static_cast<xb::arrival_token&&>(token));
+    } else if (t % 3 == 1) {
+      while (!bar.try_wait(static_cast<xb::arrival_token&&>(token))) {
+        xb::detail::platform::relax();
+      }
+    } else {
+      while (!bar.try_wait_for(static_cast<xb::arrival_token&&>(token), xb::nanoseconds(1000))) {
+      }
+    }
+    xbc::expect_eq(report, r, count, r + 1);
+    unsigned want = 0;
+    for (unsigned i = 0; i < words; ++i) want += from[i];
+    xbc::expect_eq(report, 1000000 + r, sums[r & 1], want);
+  }
+}

@@ -39,7 +39,8 @@ XB_KERNEL void xbl_fence_sys() { xb::membar_sys(); }
 // The full-workgroup barrier (s_barrier on AMDGPU, BAR.SYNC on NVIDIA), for comparison.
 XB_KERNEL void xbl_syncthreads() { __syncthreads(); }
 
-// arrive_and_wait on a barrier with a completion function (the protocol on every target).
+// arrive_and_wait on a barrier with a completion function (sm_90 native: two mbarriers and
+// a claim; the protocol elsewhere).
 struct bump {
   unsigned* counter;
   XB_INLINE void operator()() noexcept { ++*counter; }

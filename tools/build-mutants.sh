@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# tools/build-mutants.sh - builds release conformance binaries from known-wrong versions of
+# the native completion engine (completion_engine.hpp) into .device-bin/mutant-*, to show
+# on the H200 that the conformance cases catch them (tools/device-run.sh runs them and
+# expects failures). The header is patched in place and restored on exit.
+#   token-waits-on-publish-only  a wait watches P alone, so a token taken during step k-1
+#                                (counted in phase k) returns before step k
+#   drop-without-lock            a drop lowers E without taking the control word, and the
+#                                completer reads E afresh: the old two-mbarrier design
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. /opt/gpu-toolchains/env.sh
+HEADER=hip-src/include/xbarrier/completion_engine.hpp
+BIN=.device-bin
+mkdir -p "$BIN"
+cp "$HEADER" /tmp/completion_engine.hpp.orig
+trap 'cp /tmp/completion_engine.hpp.orig "$HEADER"' EXIT
+mutate() {  # name, python code that edits `s`
+  cp /tmp/completion_engine.hpp.orig "$HEADER"
+  python3 - "$HEADER" "$2" <<'PY'
+import sys
+path, code = sys.argv[1], sys.argv[2]
+s = open(path).read()
+before = s
+exec(code)
+assert s != before, "the mutation did not apply"
+open(path, "w").write(s)
+PY
+  cargo build --release --tests --features cuda --test conformance --target-dir target/mutant 2>&1 | tail -1
+  cp "$(ls -t target/mutant/release/deps/conformance-* | grep -v '\.d$' | head -1)" "$BIN/mutant-$1"
+  strip --strip-debug "$BIN/mutant-$1"
+}
+mutate token-waits-on-publish-only '
+s = s.replace("    while (!mbarrier::try_wait(w, token)) {\n    }\n    publish_wait(", "    publish_wait(")'
+mutate drop-without-lock '
+a = s.index("    uint64_t k = platform::load<ms>(control(w), mem_order::relaxed);\n    for (;;) {  // take K")
+b = s.index("    settle_observed(w, fn);\n  }\n  template <class F>\n  static XB_INLINE void arrive_and_wait")
+s = s[:a] + "    (void)platform::fetch_add<ms>(control(w), uint64_t(0) - e_one, mem_order::acq_rel);\n    (void)mbarrier::arrive_drop(w);\n" + s[b:]
+s = s.replace("const bool nobody_left = participants(k) == 0 && ((k & z_bit) != 0) == bool(done_steps(k) & 1);",
+              "const bool nobody_left = participants(platform::load<ms>(control(w), mem_order::acquire)) == 0;")
+s = s.replace("platform::store<ms>(control(w), after_step(k), mem_order::release);",
+              "(void)platform::fetch_add<ms>(control(w), 1, mem_order::release);")'
+ls -la "$BIN"/mutant-*
