@@ -3,8 +3,9 @@
 # the native completion engine (completion_engine.hpp) into .device-bin/mutant-*, to show
 # on the H200 that the conformance cases catch them (tools/device-run.sh runs them and
 # expects failures). The header is patched in place and restored on exit.
-#   token-waits-on-publish-only  a wait watches P alone, so a token taken during step k-1
-#                                (counted in phase k) returns before step k
+#   token-ahead-of-publish       an arrival counted during step k-1 (in phase k) returns
+#                                without waiting for that step's publish, so a wait on its
+#                                token's parity on P returns before step k
 #   drop-without-lock            a drop lowers E without taking the control word, and the
 #                                completer reads E afresh: the old two-mbarrier design
 set -euo pipefail
@@ -30,14 +31,14 @@ PY
   cp "$(ls -t target/mutant/release/deps/conformance-* | grep -v '\.d$' | head -1)" "$BIN/mutant-$1"
   strip --strip-debug "$BIN/mutant-$1"
 }
-mutate token-waits-on-publish-only '
-s = s.replace("    while (!mbarrier::try_wait(w, token)) {\n    }\n    publish_wait(", "    publish_wait(")'
+mutate token-ahead-of-publish '
+s = s.replace("      if (!ended && parity != bool(d & 1)) publish_wait(w, bool(d & 1), fn);  // step d, during which it came\n", "")'
 mutate drop-without-lock '
 a = s.index("    uint64_t k = platform::load<ms>(control(w), mem_order::relaxed);\n    for (;;) {  // take K")
-b = s.index("    settle_observed(w, fn);\n  }\n  template <class F>\n  static XB_INLINE void arrive_and_wait")
+b = s.index("    membar_cta();  // 4.: then settle sees")
 s = s[:a] + "    (void)platform::fetch_add<ms>(control(w), uint64_t(0) - e_one, mem_order::acq_rel);\n    (void)mbarrier::arrive_drop(w);\n" + s[b:]
 s = s.replace("const bool nobody_left = participants(k) == 0 && ((k & z_bit) != 0) == bool(done_steps(k) & 1);",
-              "const bool nobody_left = participants(platform::load<ms>(control(w), mem_order::acquire)) == 0;")
-s = s.replace("platform::store<ms>(control(w), after_step(k), mem_order::release);",
+              "const bool nobody_left = participants(read_control(w)) == 0;")
+s = s.replace("platform::store<ms>(control(w), after_step(k), mem_order::relaxed);",
               "(void)platform::fetch_add<ms>(control(w), 1, mem_order::release);")'
 ls -la "$BIN"/mutant-*

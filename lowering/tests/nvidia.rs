@@ -65,14 +65,14 @@ fn sm90_native(op: Op) -> Expect {
             sass_not: NOT_PROTOCOL,
             ptx: &["mbarrier.arrive_drop.shared::cta.b64"],
         },
-        // With a completion function (completion_engine.hpp): the same mbarrier arrival and
-        // waits (on the arrival mbarrier, then the publishing one), and the step's claim as a
-        // shared-memory CAS after a fence.sc; none of the protocol's generic 64-bit add or
-        // back-off.
+        // With a completion function (completion_engine.hpp): the same mbarrier arrival, a
+        // test of its phase, the step's claim as a shared-memory CAS, and the wait on the
+        // publishing mbarrier (its bounded suspend is NANOSLEEP.SYNCS); none of the
+        // protocol's generic 64-bit add.
         Op::CompletionArriveAndWait => Expect {
-            sass: &["SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64", "MEMBAR.SC.CTA", "ATOMS.CAS.64"],
-            sass_not: &["ATOM.E", "NANOSLEEP", "LDL", "STL"],
-            ptx: &["mbarrier.arrive.shared::cta.b64", "mbarrier.try_wait.shared::cta.b64", "mbarrier.try_wait.parity"],
+            sass: &["SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64", "ATOMS.CAS.64"],
+            sass_not: &["ATOM.E", "LDL", "STL"],
+            ptx: &["mbarrier.arrive.shared::cta.b64", "mbarrier.test_wait.shared::cta.b64", "mbarrier.try_wait.parity"],
         },
         Op::Syncthreads => syncthreads(),
         fence => fences(fence),

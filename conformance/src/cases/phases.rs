@@ -16,6 +16,7 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
         case("completion_round_spans_phases", "completion", spanning::<B>),
         case("completion_token_taken_during_step", "completion", token_in_step::<B>),
         case("completion_drop_counted_in_next_phase", "completion", drop_in_step::<B>),
+        case("completion_two_steps_in_one_call", "completion", two_steps::<B>),
     ]
 }
 
@@ -85,8 +86,11 @@ fn completion<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
 }
 
 fn spanning<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
-    // Half of 96, 160 or 1000 threads is no multiple of 32 or 64: warps straddle phases.
-    per_block_size(ctx, "xbc_completion_spanning", &[2, 96, 160, 1000], 300)?;
+    // Half of 64, 192 or 1024 threads is a multiple of 32 but not always of 64: AMD's
+    // 64-wide waves straddle phases. An NVIDIA warp must not: CUDA combines a warp's
+    // arrivals into one (the seed's coalesced-arrival rule), and an mbarrier arrival beyond
+    // the pending count traps (MBARRIER-GROUND-TRUTH P5).
+    per_block_size(ctx, "xbc_completion_spanning", &[64, 192, 1024], 300)?;
     Ok(Pass("300 rounds of 2 phases per block: one warp's arrivals complete a phase and open the next".into()))
 }
 
@@ -98,4 +102,9 @@ fn token_in_step<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
 fn drop_in_step<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     per_block_size(ctx, "xbc_completion_drop_in_step", &[128, 256, 1024], 8)?;
     Ok(Pass("8 barriers: half drops in phase 0, half during step 0; exactly 2 steps each".into()))
+}
+
+fn two_steps<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    per_block_size(ctx, "xbc_completion_two_steps_in_one_call", &[128], 50)?;
+    Ok(Pass("50 rounds: an arrive_and_wait whose step's end completes the next phase returns".into()))
 }

@@ -1,36 +1,47 @@
 // xbarrier/completion_engine.hpp - CUDA sm_90 native lowering of a block-scope barrier WITH
 // a completion function (CCCL keeps these on its atomics path). Arrivals, tx-counts, bulk
-// copies and waits are the hardware's; software only elects who runs the function.
+// copies and waits are the hardware's; software only elects who runs the function. Part of
+// engine.hpp, which includes it after the engines it builds on.
 //
 // Words: w[0] the mbarrier M that counts arrivals and tx, w[1] the mbarrier P that
 // publishes phases (count 1), w[2] the control word K:
-//   bit 0       busy: a completion step or a drop holds K
-//   bits 1..31  d, the number of completion steps done (mod 2^31)
+//   bit 0       busy: a completion step holds K
+//   bits 1..31  d, the number of completion steps done (mod 2^31); P's phase is d
 //   bits 32..52 E, the participants left (init count minus drops)
 //   bit 53      Z, the parity of the phase the drop that took E to 0 was counted in
+//   bit 54      dropping: a drop holds K
 //
 // 1. The gate. M expects the init count plus one: the extra arrival, the gate, is given
 //    for phase k+1 only after phase k's completion function ran (phase 0's at init). So M's
-//    phase m satisfies d <= m <= d+1 at all times, test_wait.parity(M, d & 1) says exactly
-//    "phase d ended, its step is not done", and once M's phase k has ended, d >= k.
+//    phase m satisfies d <= m <= d+1 at all times, and test_wait.parity(M, d & 1) says
+//    exactly "phase d ended, its step is not done".
 // 2. The step. Whoever sees phase d ended while K is free claims K with one CAS (exactly
 //    one thread wins), runs the function, arrives on P (publish), stores d+1 with K free
 //    and gives the gate for d+1. The gate can end phase d+1 (its arrivals may all be in),
-//    so the completer settles again. Observers: the arrival that ends a phase (it tests
-//    its own state at once), a thread's complete_tx, a drop, and waiters and testers for a
-//    phase the copy engine ended (no thread made that last change). A phase the copy
-//    engine ends is seen by no one only if no thread ever waits for it, or for a later
-//    phase; a kernel must wait to know its bulk copies landed, so every defined program
-//    runs every step before anyone sees its effects.
-// 3. Waiters wait on M for their own phase k (the token's state: exact, even for a token
-//    taken during step k-1, whose arrival M counted in phase k), then on P for parity k
-//    (exact: after M's phase k ended, d is k or k+1). Ordering: arrivals release into M,
-//    the claimant's test_wait acquires them; its arrive on P releases the function's
+//    so the completer settles again. Who looks: an arrival that sees its phase ended right
+//    after it (in a plain round trip, the lanes of the last warp to arrive); a
+//    thread's complete_tx or expect_tx (either can end a phase, P1); a drop; and a waiter
+//    whose phase is not published within a bounded sleep on P, which covers a phase the
+//    copy engine ended after the last arrival. A phase the copy engine ends is seen by no
+//    one only if no thread ever waits for it; a kernel must wait to know its bulk copies
+//    landed, so every defined program runs every step before anyone sees its effects.
+// 3. Tokens and waits. An arrival counted in phase j while step j-1 is not published (it
+//    came during that step) waits for that publish before it returns, as the protocol's
+//    does, so every token's phase j has d >= j once arrive returns: P's phase is j or j+1
+//    and a parity wait on P is exact, as it is for a plain mbarrier. Which phase an arrival
+//    was counted in follows from its state's parity (bit 63) and a stable read of d around
+//    a test of M. A call that ran a step after seeing its own phase end has published that
+//    phase and returns without waiting (its token may then be two phases old, as a plain
+//    mbarrier's is when two phases end before the wait). Ordering: arrivals release into
+//    M, the claimant's test_wait acquires them; its arrive on P releases the function's
 //    writes to waiters' try_wait. All of it is CTA scope, which is the barrier's scope.
-// 4. Busy K. A thread that sees K busy leaves the step to the holder. A completer holds K
-//    while no phase can end (its gate is not given yet); a dropper holds it briefly and
-//    settles after releasing. The observer's "phase ended, K busy" and the dropper's "K
-//    free, phase not ended" are ruled out by fence.sc on both sides (store-load order).
+// 4. Handing the step over. A thread that sees K held leaves the step to the holder. A
+//    completer holds K while no phase can end (its gate is not given yet), so whatever
+//    phase the thread saw end is the one being run or an earlier one. A dropper holds K
+//    briefly and settles after releasing: "phase ended, K held" on the observer's side and
+//    "K free, phase not ended" on the dropper's are ruled out by a fence.sc on both sides
+//    (store-load order), which only an observer that finds a drop holding K pays. Waiters
+//    need no such pairing: they look again after every bounded sleep.
 // 5. Drops. A drop takes K (so no step runs meanwhile, and M's phase is d or d+1), makes
 //    its arrive_drop, learns from the state's parity which of the two phases counted it,
 //    lowers E and, if E reaches 0, records that parity as Z. The completer of phase d
@@ -38,6 +49,7 @@
 //    gate alone would end phase after phase. A drop counted in phase d+1 leaves Z = (d+1)
 //    & 1, so the gate for d+1 is still given; that phase's own completer withholds the
 //    next. Only completers d and d+1 can see E = 0 (no gate follows), so one bit suffices.
+//    A drop may wait for a running step to end (it needs K).
 //
 // max() of such a barrier is one less than the protocol's on every target (the gate's
 // count), so portable code sees one value.
@@ -65,20 +77,22 @@ struct mbarrier_completion_engine {
   static constexpr uint64_t e_one = uint64_t(1) << e_shift;
   static constexpr uint64_t e_mask = ((uint64_t(1) << 21) - 1) << e_shift;
   static constexpr uint64_t z_bit = uint64_t(1) << 53;
+  static constexpr uint64_t dropping = uint64_t(1) << 54;
+  // How long a waiter sleeps on P before it looks for a step nobody has claimed (ns).
+  static constexpr uint32_t publish_hint_ns = 1000;
 
   static XB_INLINE uint32_t done_steps(uint64_t k) { return uint32_t(k & step_mask) >> 1; }
   static XB_INLINE uint64_t participants(uint64_t k) { return (k & e_mask) >> e_shift; }
-  // K free, one more step done, E and Z kept (k is the value the step was claimed from).
+  // K free, one more step done, E and Z kept (k: what the step was claimed from).
   static XB_INLINE uint64_t after_step(uint64_t k) {
     return (k & ~(step_mask | busy)) | ((uint64_t(done_steps(k) + 1) << 1) & step_mask);
   }
 
   static XB_INLINE bool here(const uint64_t* w) { return __isShared(w); }
   static XB_INLINE uint64_t* published(uint64_t* w) { return w + 1; }
-  static XB_INLINE const uint64_t* published(const uint64_t* w) { return w + 1; }
   static XB_INLINE uint64_t* control(uint64_t* w) { return w + 2; }
-  static XB_INLINE uint64_t* control(const uint64_t* w) { return const_cast<uint64_t*>(w) + 2; }
-
+  static XB_INLINE uint64_t* mut(const uint64_t* w) { return const_cast<uint64_t*>(w); }
+  static XB_INLINE uint64_t read_control(uint64_t* w) { return platform::load<ms>(control(w), mem_order::acquire); }
   static XB_INLINE void init(uint64_t* w, ptrdiff_t expected, int64_t limit) {
     if (!here(w)) return fallback::init(w, expected, limit);
     mbarrier::init(w, uint32_t(expected) + 1);
@@ -88,121 +102,131 @@ struct mbarrier_completion_engine {
     mbarrier::fence_init();
   }
 
-  // Runs every step that is due (2. and 4. above). `fn` runs in this thread or in another.
+  // Runs every step that is due (2. and 4. above); whether this thread ran one.
   template <class F>
-  static XB_DEVICE void settle(uint64_t* w, F& fn) {
+  static XB_DEVICE bool settle(uint64_t* w, F& fn) {
+    bool ran = false;
     for (;;) {
-      uint64_t k = platform::load<ms>(control(w), mem_order::acquire);
-      if (k & busy) return;
-      if (!mbarrier::test_wait_parity(w, done_steps(k) & 1)) return;
-      if (!platform::compare_exchange<ms>(control(w), k, k | busy, mem_order::acq_rel)) continue;
+      uint64_t k = read_control(w);
+      if (k & dropping) {
+        membar_cta();
+        k = read_control(w);
+        if (k & dropping) return ran;
+      }
+      if (k & busy) return ran;
+      if (!mbarrier::test_wait_parity(w, done_steps(k) & 1)) return ran;
+      if (!platform::compare_exchange<ms>(control(w), k, k | busy, mem_order::relaxed)) continue;
       fn();
+      ran = true;
       const bool nobody_left = participants(k) == 0 && ((k & z_bit) != 0) == bool(done_steps(k) & 1);
       (void)mbarrier::arrive(published(w), 1);
-      platform::store<ms>(control(w), after_step(k), mem_order::release);
-      if (nobody_left) return;
-      (void)mbarrier::arrive(w, 1);  // the gate for the next phase
+      platform::store<ms>(control(w), after_step(k), mem_order::relaxed);
+      if (nobody_left) return ran;
+      (void)mbarrier::arrive(w, 1);  // the gate for the next phase (releases K's store)
     }
   }
-  // An observer that saw a phase end settles after a fence.sc (4. above).
+
+  // After an arrival with `state` (2. and 3.): one that sees the phase ended settles; an
+  // arrival counted during the previous phase's step waits for its publish.
+  // Whether this call ran a step after seeing its own phase end (so that phase is published).
   template <class F>
-  static XB_INLINE void settle_observed(uint64_t* w, F& fn) {
-    membar_cta();
-    settle(w, fn);
+  static XB_DEVICE bool after_arrival(uint64_t* w, uint64_t state, F& fn) {
+    if (mbarrier::test_wait(w, state) && settle(w, fn)) return true;
+    // A stable d around the test of M: M's phase is d or d+1, so the state's parity says
+    // whether this arrival was counted in phase d+1, ahead of P.
+    const bool parity = parity_of_token(state);
+    for (;;) {
+      const uint32_t d = done_steps(read_control(w));
+      const bool ended = mbarrier::test_wait(w, state);
+      if (done_steps(read_control(w)) != d) continue;
+      if (!ended && parity != bool(d & 1)) publish_wait(w, bool(d & 1), fn);  // step d, during which it came
+      return false;
+    }
   }
 
   template <class F>
   static XB_INLINE uint64_t arrive(uint64_t* w, ptrdiff_t update, F& fn) {
     if (!here(w)) return fallback::arrive(w, update, fn);
     const uint64_t state = mbarrier::arrive(w, uint32_t(update));
-    if (mbarrier::test_wait(w, state)) settle_observed(w, fn);
+    (void)after_arrival(w, state, fn);
     return state;
+  }
+  template <class F>
+  static XB_INLINE void arrive_and_wait(uint64_t* w, F& fn) {
+    if (!here(w)) return fallback::arrive_and_wait(w, fn);
+    const uint64_t state = mbarrier::arrive(w, 1);
+    if (after_arrival(w, state, fn)) return;
+    publish_wait(w, parity_of_token(state), fn);
   }
   template <class F>
   static XB_INLINE void arrive_and_drop(uint64_t* w, F& fn) {
     if (!here(w)) return fallback::arrive_and_drop(w, fn);
     uint64_t k = platform::load<ms>(control(w), mem_order::relaxed);
-    for (;;) {  // take K: a step that holds it ends shortly
-      if (k & busy) {
+    for (;;) {  // take K: a step or another drop that holds it ends shortly
+      if (k & (busy | dropping)) {
         k = platform::load<ms>(control(w), mem_order::relaxed);
         continue;
       }
-      if (platform::compare_exchange<ms>(control(w), k, k | busy, mem_order::acq_rel)) break;
+      if (platform::compare_exchange<ms>(control(w), k, k | dropping, mem_order::acq_rel)) break;
     }
     const uint64_t state = mbarrier::arrive_drop(w);
     const bool parity = parity_of_token(state);
     uint64_t next = k - e_one;
     if (participants(next) == 0) next = parity ? (next | z_bit) : (next & ~z_bit);
-    platform::store<ms>(control(w), next, mem_order::release);
-    settle_observed(w, fn);
-  }
-  template <class F>
-  static XB_INLINE void arrive_and_wait(uint64_t* w, F& fn) {
-    if (!here(w)) return fallback::arrive_and_wait(w, fn);
-    wait_on(w, arrive(w, 1, fn), fn);
+    platform::store<ms>(control(w), next, mem_order::relaxed);
+    membar_cta();  // 4.: then settle sees any phase that ended while this drop held K
+    (void)settle(w, fn);
   }
 
-  // The waits see M's phase end first, settle if its step is not published, then wait on P.
+  // Waits until P publishes the phase of parity `parity`, looking for an unclaimed step
+  // after each bounded sleep (2.).
   template <class F>
-  static XB_INLINE void wait_on(uint64_t* w, uint64_t token, F& fn) {
-    while (!mbarrier::try_wait(w, token)) {
-    }
-    publish_wait(w, parity_of_token(token), fn);
-  }
-  template <class F>
-  static XB_INLINE void publish_wait(uint64_t* w, bool parity, F& fn) {
+  static XB_DEVICE void publish_wait(uint64_t* w, bool parity, F& fn) {
     if (mbarrier::test_wait_parity(published(w), parity)) return;
-    settle_observed(w, fn);
-    while (!mbarrier::try_wait_parity(published(w), parity)) {
+    while (!mbarrier::try_wait_parity_hint(published(w), parity, publish_hint_ns)) {
+      if (settle(w, fn)) return;  // it ran the step of this phase or a later one
     }
   }
+  // The same without blocking: one look at P, one for an unclaimed step, one more at P.
+  template <class F>
+  static XB_INLINE bool published_now(uint64_t* w, bool parity, F& fn) {
+    if (mbarrier::test_wait_parity(published(w), parity)) return true;
+    if (settle(w, fn)) return true;
+    return mbarrier::test_wait_parity(published(w), parity);
+  }
+
   template <class F>
   static XB_INLINE void wait(const uint64_t* w, uint64_t token, F& fn) {
     if (!here(w)) return fallback::wait(w, token);
-    wait_on(const_cast<uint64_t*>(w), token, fn);
+    publish_wait(mut(w), parity_of_token(token), fn);
   }
   template <class F>
   static XB_INLINE void wait_parity(const uint64_t* w, bool parity, F& fn) {
     if (!here(w)) return fallback::wait_parity(w, parity);
-    while (!mbarrier::try_wait_parity(w, parity)) {
-    }
-    publish_wait(const_cast<uint64_t*>(w), parity, fn);
-  }
-  // A test that sees M's phase end may run the step: a polling loop may be the only
-  // observer of a phase the copy engine ended.
-  template <class F>
-  static XB_INLINE bool published_now(uint64_t* w, bool parity, F& fn) {
-    if (mbarrier::test_wait_parity(published(w), parity)) return true;
-    settle_observed(w, fn);
-    return mbarrier::test_wait_parity(published(w), parity);
+    publish_wait(mut(w), parity, fn);
   }
   template <class F>
   static XB_INLINE bool test(const uint64_t* w, uint64_t token, F& fn) {
     if (!here(w)) return fallback::test(w, token);
-    return mbarrier::test_wait(w, token) && published_now(const_cast<uint64_t*>(w), parity_of_token(token), fn);
+    return published_now(mut(w), parity_of_token(token), fn);
   }
   template <class F>
   static XB_INLINE bool test_parity(const uint64_t* w, bool parity, F& fn) {
     if (!here(w)) return fallback::test_parity(w, parity);
-    return mbarrier::test_wait_parity(w, parity) && published_now(const_cast<uint64_t*>(w), parity, fn);
+    return published_now(mut(w), parity, fn);
   }
   template <class F>
   static XB_INLINE bool wait_for(const uint64_t* w, uint64_t token, uint64_t ns, F& fn) {
     if (!here(w)) return fallback::wait_for(w, token, ns);
-    uint64_t* m = const_cast<uint64_t*>(w);
-    const bool parity = parity_of_token(token);
-    return mbarrier_engine::bounded(ns, [m, token, parity, &fn](uint32_t hint) {
-      const bool ended = hint ? mbarrier::try_wait_hint(m, token, hint) : mbarrier::test_wait(m, token);
-      return ended && published_now(m, parity, fn);
-    });
+    return wait_parity_for(w, parity_of_token(token), ns, fn);
   }
   template <class F>
   static XB_INLINE bool wait_parity_for(const uint64_t* w, bool parity, uint64_t ns, F& fn) {
     if (!here(w)) return fallback::wait_parity_for(w, parity, ns);
-    uint64_t* m = const_cast<uint64_t*>(w);
+    uint64_t* m = mut(w);
     return mbarrier_engine::bounded(ns, [m, parity, &fn](uint32_t hint) {
-      const bool ended = hint ? mbarrier::try_wait_parity_hint(m, parity, hint) : mbarrier::test_wait_parity(m, parity);
-      return ended && published_now(m, parity, fn);
+      if (published_now(m, parity, fn)) return true;
+      return hint && mbarrier::try_wait_parity_hint(published(m), parity, hint < publish_hint_ns ? hint : publish_hint_ns);
     });
   }
 
@@ -210,18 +234,25 @@ struct mbarrier_completion_engine {
   static XB_INLINE uint64_t arrive_tx(uint64_t* w, ptrdiff_t arrivals, ptrdiff_t tx, F& fn) {
     if (!here(w)) return fallback::arrive_tx(w, arrivals, tx, fn);
     const uint64_t state = mbarrier_engine::arrive_tx(w, arrivals, tx, fn);
-    if (mbarrier::test_wait(w, state)) settle_observed(w, fn);
+    (void)after_arrival(w, state, fn);
     return state;
   }
+  // expect_tx and complete_tx can end the phase (bytes completed before they were
+  // expected, MBARRIER-GROUND-TRUTH P1). Both are relaxed: the fence.sc orders the look at
+  // K after them.
   template <class F>
   static XB_INLINE void expect_tx(uint64_t* w, ptrdiff_t tx, F& fn) {
-    mbarrier_engine::expect_tx(w, tx, fn);  // raises the count: ends no phase
+    if (!here(w)) return fallback::expect_tx(w, tx, fn);
+    mbarrier::expect_tx(w, uint32_t(tx));
+    membar_cta();
+    (void)settle(w, fn);
   }
   template <class F>
   static XB_INLINE void complete_tx(uint64_t* w, ptrdiff_t tx, F& fn, uint32_t op) {
     if (!here(w)) return fallback::complete_tx(w, tx, fn, op);
     mbarrier_engine::complete_tx(w, tx, fn, op);
-    settle_observed(w, fn);
+    membar_cta();
+    (void)settle(w, fn);
   }
   template <class F>
   static XB_INLINE void copy_tx(void* dst, const void* src, size_t bytes, uint64_t* w, F& fn) {

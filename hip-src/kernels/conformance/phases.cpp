@@ -169,10 +169,11 @@ XB_KERNEL void xbc_completion(unsigned long long* report, unsigned phases) {
 
 // One round of arrivals spans two phases: the barrier expects half the block, and every
 // thread arrives once per round (arrive only: a waiter could fall two phases behind and
-// alias its token). With a half that is not a multiple of the warp (wave) size, one warp's
-// arrivals complete the first phase and are counted in the second while the first's
+// alias its token). With a half that is not a multiple of the wave size (AMD's 64), one
+// wave's arrivals complete the first phase and are counted in the second while the first's
 // completion step runs: the completer and lanes that wait inside arrive() for its publish
-// sit in the same warp. On AMDGPU that deadlocks unless the waits come after the completion
+// sit in the same wave. (The half stays a multiple of 32: CUDA combines a warp's arrivals
+// into one, which must not exceed the phase's pending count.) On AMDGPU that deadlocks unless the waits come after the completion
 // step (protocol.hpp 5.); everywhere it must lose no phase. (Two phases, not more: what
 // arrives during a completion step counts in the next phase only, so more than that
 // phase's count would be an over-arrival.)
@@ -269,5 +270,38 @@ XB_KERNEL void xbc_completion_drop_in_step(unsigned long long* report, unsigned 
     __syncthreads();
     xbc::expect_eq(report, r, xbc::load_relaxed(&done[r]), 2);
     xbc::expect_eq(report, 100000 + r, xbc::load_relaxed(&started[r]), 2);
+  }
+}
+
+// One call runs two steps: the barrier expects one arrival. Thread 0's arrive_and_wait
+// completes phase 2r and runs its step; thread 64 arrives during that step, which counts
+// in phase 2r+1 and fills it, so the step's end (its gate, on the native path) completes
+// phase 2r+1 as well, and thread 0 may run that step too. Its wait must still return:
+// the phase it waits for is long published, even though the publish count has moved two
+// phases on. (Threads 0 and 64 sit in different warps and waves.)
+XB_KERNEL void xbc_completion_two_steps_in_one_call(unsigned long long* report, unsigned rounds) {
+  __shared__ xb::barrier<xb::thread_scope_block, slow_step> bar;
+  __shared__ uint64_t done, started, late;
+  const unsigned t = threadIdx.x;
+  if (t == 0) {
+    done = started = late = 0;
+    init(&bar, 1, slow_step{&done, &started, &late, 1});
+  }
+  __syncthreads();
+  for (unsigned r = 0; r < rounds; ++r) {
+    if (t == 0) {
+      bar.arrive_and_wait();
+      xbc::expect_eq(report, r, xbc::load_relaxed(&done) >= 2 * r + 1, 1);
+    } else if (t == 64) {
+      const bool in_step = xbc::spin_until([&] { return xbc::load_relaxed(&started) >= 2 * r + 1; }, 5000000000ull);
+      xbc::expect_eq(report, 200000 + r, in_step, 1);
+      (void)bar.arrive();
+      (void)xbc::fetch_add_relaxed(&late, 1);
+    }
+    __syncthreads();
+    xbc::expect_eq(report, 100000 + r, xbc::load_relaxed(&done), 2 * r + 2);
+    __syncthreads();
+    if (t == 0) xbc::store_relaxed(&late, 0);
+    __syncthreads();
   }
 }
