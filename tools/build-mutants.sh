@@ -32,7 +32,7 @@ PY
   strip --strip-debug "$BIN/mutant-$1"
 }
 mutate token-ahead-of-publish '
-s = s.replace("      if (!ended && parity != bool(d & 1)) publish_wait(w, bool(d & 1), fn);  // step d, during which it came\n", "")'
+s = s.replace("      while (done_steps(read_control(w)) == d) {\n        if (!mbarrier::try_wait_parity(published(w), bool(d & 1))) (void)settle(w, fn);\n      }\n", "")'
 mutate drop-without-lock '
 a = s.index("    uint64_t k = platform::load<ms>(control(w), mem_order::relaxed);\n    for (;;) {  // take K")
 b = s.index("    membar_cta();  // 4.: then settle sees")

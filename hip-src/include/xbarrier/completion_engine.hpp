@@ -21,13 +21,13 @@
 //    so the completer settles again. Who looks: an arrival that sees its phase ended right
 //    after it (in a plain round trip, the lanes of the last warp to arrive); a
 //    thread's complete_tx or expect_tx (either can end a phase, P1); a drop; and a waiter
-//    whose phase is not published within a bounded sleep on P, which covers a phase the
-//    copy engine ended after the last arrival. A phase the copy engine ends is seen by no
+//    whose phase is not published when its try_wait on P gives up, which covers a phase
+//    the copy engine ended after the last arrival. A phase the copy engine ends is seen by no
 //    one only if no thread ever waits for it; a kernel must wait to know its bulk copies
 //    landed, so every defined program runs every step before anyone sees its effects.
 // 3. Tokens and waits. An arrival counted in phase j while step j-1 is not published (it
-//    came during that step) waits for that publish before it returns, as the protocol's
-//    does, so every token's phase j has d >= j once arrive returns: P's phase is j or j+1
+//    came during that step) waits until d moves past j-1 before it returns, as the
+//    protocol's does, so every token's phase j has d >= j once arrive returns: P's phase is j or j+1
 //    and a parity wait on P is exact, as it is for a plain mbarrier. Which phase an arrival
 //    was counted in follows from its state's parity (bit 63) and a stable read of d around
 //    a test of M. A call that ran a step after seeing its own phase end has published that
@@ -41,7 +41,7 @@
 //    briefly and settles after releasing: "phase ended, K held" on the observer's side and
 //    "K free, phase not ended" on the dropper's are ruled out by a fence.sc on both sides
 //    (store-load order), which only an observer that finds a drop holding K pays. Waiters
-//    need no such pairing: they look again after every bounded sleep.
+//    need no such pairing: they look again each time try_wait gives up.
 // 5. Drops. A drop takes K (so no step runs meanwhile, and M's phase is d or d+1), makes
 //    its arrive_drop, learns from the state's parity which of the two phases counted it,
 //    lowers E and, if E reaches 0, records that parity as Z. The completer of phase d
@@ -78,7 +78,7 @@ struct mbarrier_completion_engine {
   static constexpr uint64_t e_mask = ((uint64_t(1) << 21) - 1) << e_shift;
   static constexpr uint64_t z_bit = uint64_t(1) << 53;
   static constexpr uint64_t dropping = uint64_t(1) << 54;
-  // How long a waiter sleeps on P before it looks for a step nobody has claimed (ns).
+  // The longest sleep of a timed wait on P between its looks for an unclaimed step (ns).
   static constexpr uint32_t publish_hint_ns = 1000;
 
   static XB_INLINE uint32_t done_steps(uint64_t k) { return uint32_t(k & step_mask) >> 1; }
@@ -139,7 +139,12 @@ struct mbarrier_completion_engine {
       const uint32_t d = done_steps(read_control(w));
       const bool ended = mbarrier::test_wait(w, state);
       if (done_steps(read_control(w)) != d) continue;
-      if (!ended && parity != bool(d & 1)) publish_wait(w, bool(d & 1), fn);  // step d, during which it came
+      if (ended || parity == bool(d & 1)) return false;
+      // Counted during step d: until d moves on. (Not P's parity: with this arrival in,
+      // phase d+1 may end and P move two phases before this thread looks.)
+      while (done_steps(read_control(w)) == d) {
+        if (!mbarrier::try_wait_parity(published(w), bool(d & 1))) (void)settle(w, fn);
+      }
       return false;
     }
   }
@@ -179,11 +184,11 @@ struct mbarrier_completion_engine {
   }
 
   // Waits until P publishes the phase of parity `parity`, looking for an unclaimed step
-  // after each bounded sleep (2.).
+  // each time try_wait gives up (its suspend ends at a hardware time limit; a suspend hint
+  // would keep the thread asleep for the whole hint, 1 us per phase on the H200) (2.).
   template <class F>
   static XB_DEVICE void publish_wait(uint64_t* w, bool parity, F& fn) {
-    if (mbarrier::test_wait_parity(published(w), parity)) return;
-    while (!mbarrier::try_wait_parity_hint(published(w), parity, publish_hint_ns)) {
+    while (!mbarrier::try_wait_parity(published(w), parity)) {
       if (settle(w, fn)) return;  // it ran the step of this phase or a later one
     }
   }
