@@ -122,7 +122,10 @@ struct mbarrier_completion_engine {
       (void)mbarrier::arrive(published(w), 1);
       platform::store<ms>(control(w), after_step(k), mem_order::relaxed);
       if (nobody_left) return ran;
-      (void)mbarrier::arrive(w, 1);  // the gate for the next phase (releases K's store)
+      // The gate for the next phase (it releases K's store). Its own state tells whether it
+      // ended that phase: a test without it may run before the arrival lands.
+      const uint64_t gate = mbarrier::arrive(w, 1);
+      if (!mbarrier::test_wait(w, gate)) return ran;
     }
   }
 
