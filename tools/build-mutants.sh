@@ -32,13 +32,13 @@ PY
   strip --strip-debug "$BIN/mutant-$1"
 }
 mutate token-ahead-of-publish '
-s = s.replace("      while (done_steps(read_control(w)) == d) {\n        if (!mbarrier::try_wait_parity(published(w), bool(d & 1))) (void)settle(w, fn);\n      }\n", "")'
+s = s.replace("      while (done_steps(read_control(w)) == d) {\n        if (!settle(w, fn)) (void)mbarrier::try_wait_parity(published(w), bool(d & 1));\n      }\n", "")'
 mutate drop-without-lock '
 a = s.index("    uint64_t k = platform::load<ms>(control(w), mem_order::relaxed);\n    for (;;) {  // take K")
 b = s.index("    membar_cta();  // 4.: then settle sees")
 s = s[:a] + "    (void)platform::fetch_add<ms>(control(w), uint64_t(0) - e_one, mem_order::acq_rel);\n    (void)mbarrier::arrive_drop(w);\n" + s[b:]
 s = s.replace("const bool nobody_left = participants(k) == 0 && ((k & z_bit) != 0) == bool(done_steps(k) & 1);",
               "const bool nobody_left = participants(read_control(w)) == 0;")
-s = s.replace("platform::store<ms>(control(w), after_step(k), mem_order::relaxed);",
+s = s.replace("platform::store<ms>(control(w), after_step(k), mem_order::release);",
               "(void)platform::fetch_add<ms>(control(w), 1, mem_order::release);")'
 ls -la "$BIN"/mutant-*

@@ -34,7 +34,8 @@
 //    phase and returns without waiting (its token may then be two phases old, as a plain
 //    mbarrier's is when two phases end before the wait). Ordering: arrivals release into
 //    M, the claimant's test_wait acquires them; its arrive on P releases the function's
-//    writes to waiters' try_wait. All of it is CTA scope, which is the barrier's scope.
+//    writes to waiters' try_wait, and K's store of d+1 after it is a release, so a thread
+//    that reads d+1 finds P published. All of it is CTA scope, the barrier's scope.
 // 4. Handing the step over. A thread that sees K held leaves the step to the holder. A
 //    completer holds K while no phase can end (its gate is not given yet), so whatever
 //    phase the thread saw end is the one being run or an earlier one. A dropper holds K
@@ -120,7 +121,8 @@ struct mbarrier_completion_engine {
       ran = true;
       const bool nobody_left = participants(k) == 0 && ((k & z_bit) != 0) == bool(done_steps(k) & 1);
       (void)mbarrier::arrive(published(w), 1);
-      platform::store<ms>(control(w), after_step(k), mem_order::relaxed);
+      // Release: whoever reads d+1 must also find P published (3. relies on P >= d).
+      platform::store<ms>(control(w), after_step(k), mem_order::release);
       if (nobody_left) return ran;
       // The gate for the next phase (it releases K's store). Its own state tells whether it
       // ended that phase: a test without it may run before the arrival lands.
@@ -145,8 +147,9 @@ struct mbarrier_completion_engine {
       if (ended || parity == bool(d & 1)) return false;
       // Counted during step d: until d moves on. (Not P's parity: with this arrival in,
       // phase d+1 may end and P move two phases before this thread looks.)
+      // Its arrival in phase d+1 proves phase d ended, so look for the step first.
       while (done_steps(read_control(w)) == d) {
-        if (!mbarrier::try_wait_parity(published(w), bool(d & 1))) (void)settle(w, fn);
+        if (!settle(w, fn)) (void)mbarrier::try_wait_parity(published(w), bool(d & 1));
       }
       return false;
     }
