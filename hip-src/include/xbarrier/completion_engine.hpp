@@ -89,7 +89,7 @@ struct mbarrier_completion_engine {
     return (k & ~(step_mask | busy)) | ((uint64_t(done_steps(k) + 1) << 1) & step_mask);
   }
 
-  static XB_INLINE bool here(const uint64_t* w) { return __isShared(w); }
+  static XB_INLINE bool here(const uint64_t* w) { return mbarrier_engine::here(w); }
   static XB_INLINE uint64_t* published(uint64_t* w) { return w + 1; }
   static XB_INLINE uint64_t* control(uint64_t* w) { return w + 2; }
   static XB_INLINE uint64_t* mut(const uint64_t* w) { return const_cast<uint64_t*>(w); }

@@ -77,6 +77,19 @@ struct count_steps {
   unsigned* steps;
   XB_INLINE void operator()() noexcept { ++*steps; }
 };
+
+// The round trip of a __shared__ barrier with count_steps (xb's or CCCL's: both take init()).
+template <class Barrier>
+XB_INLINE void with_completion(Barrier& bar, unsigned& steps, unsigned iters, unsigned check,
+                               unsigned long long* cycles, unsigned long long* report) {
+  if (threadIdx.x == 0) {
+    steps = 0;
+    init(&bar, blockDim.x, count_steps{&steps});
+  }
+  __syncthreads();
+  run(iters, check, cycles, report, [&] { bar.arrive_and_wait(); });
+  if (check && threadIdx.x == 0) xbb::count(report, steps != iters);
+}
 }  // namespace rt
 }  // namespace xbb
 
@@ -84,13 +97,7 @@ XB_KERNEL void xbb_rt_xb_completion(unsigned iters, unsigned check, unsigned lon
                                     unsigned long long* report) {
   __shared__ xb::barrier<xb::thread_scope_block, xbb::rt::count_steps> bar;
   __shared__ unsigned steps;
-  if (threadIdx.x == 0) {
-    steps = 0;
-    init(&bar, blockDim.x, xbb::rt::count_steps{&steps});
-  }
-  __syncthreads();
-  xbb::rt::run(iters, check, cycles, report, [&] { bar.arrive_and_wait(); });
-  if (check && threadIdx.x == 0) xbb::count(report, steps != iters);
+  xbb::rt::with_completion(bar, steps, iters, check, cycles, report);
 }
 
 #if defined(XB_PLATFORM_CUDA)
@@ -134,13 +141,7 @@ XB_KERNEL void xbb_rt_cccl_completion(unsigned iters, unsigned check, unsigned l
   __shared__ barrier bar;
 #pragma nv_diag_default static_var_with_dynamic_init
   __shared__ unsigned steps;
-  if (threadIdx.x == 0) {
-    steps = 0;
-    init(&bar, blockDim.x, xbb::rt::count_steps{&steps});
-  }
-  __syncthreads();
-  xbb::rt::run(iters, check, cycles, report, [&] { bar.arrive_and_wait(); });
-  if (check && threadIdx.x == 0) xbb::count(report, steps != iters);
+  xbb::rt::with_completion(bar, steps, iters, check, cycles, report);
 }
 
 // The floor of a software barrier on one shared-memory word, to size the emulated row: a
