@@ -134,9 +134,14 @@ struct mbarrier_completion_engine {
   // After an arrival with `state` (2. and 3.): one that sees the phase ended settles; an
   // arrival counted during the previous phase's step waits for its publish.
   // Whether this call ran a step after seeing its own phase end (so that phase is published).
+  // `lanes`: the warp's lanes that made the arrival together; they leave the step together
+  // (platform::reconverge), else the others sleep in try_wait on P until its time limit
+  // while the step's lane waits for the warp to switch paths.
   template <class F>
-  static XB_DEVICE bool after_arrival(uint64_t* w, uint64_t state, F& fn) {
-    if (mbarrier::test_wait(w, state) && settle(w, fn)) return true;
+  static XB_DEVICE bool after_arrival(uint64_t* w, uint64_t state, uint32_t lanes, F& fn) {
+    const bool ran = mbarrier::test_wait(w, state) && settle(w, fn);
+    platform::reconverge(lanes);
+    if (ran) return true;
     // A stable d around the test of M: M's phase is d or d+1, so the state's parity says
     // whether this arrival was counted in phase d+1, ahead of P.
     const bool parity = parity_of_token(state);
@@ -158,15 +163,17 @@ struct mbarrier_completion_engine {
   template <class F>
   static XB_INLINE uint64_t arrive(uint64_t* w, ptrdiff_t update, F& fn) {
     if (!here(w)) return fallback::arrive(w, update, fn);
+    const uint32_t lanes = platform::converged_lanes();
     const uint64_t state = mbarrier::arrive(w, uint32_t(update));
-    (void)after_arrival(w, state, fn);
+    (void)after_arrival(w, state, lanes, fn);
     return state;
   }
   template <class F>
   static XB_INLINE void arrive_and_wait(uint64_t* w, F& fn) {
     if (!here(w)) return fallback::arrive_and_wait(w, fn);
+    const uint32_t lanes = platform::converged_lanes();
     const uint64_t state = mbarrier::arrive(w, 1);
-    if (after_arrival(w, state, fn)) return;
+    if (after_arrival(w, state, lanes, fn)) return;
     publish_wait(w, parity_of_token(state), fn);
   }
   template <class F>
@@ -244,8 +251,9 @@ struct mbarrier_completion_engine {
   template <class F>
   static XB_INLINE uint64_t arrive_tx(uint64_t* w, ptrdiff_t arrivals, ptrdiff_t tx, F& fn) {
     if (!here(w)) return fallback::arrive_tx(w, arrivals, tx, fn);
+    const uint32_t lanes = platform::converged_lanes();
     const uint64_t state = mbarrier_engine::arrive_tx(w, arrivals, tx, fn);
-    (void)after_arrival(w, state, fn);
+    (void)after_arrival(w, state, lanes, fn);
     return state;
   }
   // expect_tx and complete_tx can end the phase (bytes completed before they were

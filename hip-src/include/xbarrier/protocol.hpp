@@ -61,9 +61,11 @@
 //    independent thread scheduling lets the completer run anyway). So no function here polls
 //    before the completion step its own call may run: settle() and the tx CAS loop never
 //    wait, and their callers wait afterwards. On every platform, so that the H200's emulated
-//    variant runs the code AMD runs; there this shape costs 2x in the round trip (660 ->
-//    1407 cycles at 256 threads) for reasons of nvcc's convergence barriers, not of the wait,
-//    which the round trip never executes (bench/results/2026-11-30-h200.md).
+//    variant runs the code AMD runs. On CUDA the lanes that skip the step would then run
+//    ahead into their waits and leave the step's lane behind until the warp switches paths
+//    (2x in the round trip, bench/results/2026-11-30-h200.md), so arrivals rejoin their
+//    warp after the step (P::reconverge): nothing before that point waits, so every lane
+//    gets there.
 // ---------------------------------------------------------------------------------------
 #pragma once
 #include <stddef.h>
@@ -267,9 +269,11 @@ struct protocol {
       fault(XB_FAULT_UPDATE_RANGE, op, w, P::template load<ms>(w, mem_order::relaxed), update, max_count);
     // arrive_and_drop also lowers E by one for later phases.
     const uint64_t delta = (uint64_t(update) << L::a_shift) - (drop ? 1 : 0);
+    const uint32_t lanes = P::converged_lanes();
     const uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::acq_rel);
-    if (XB_LIKELY(still_collecting(old + delta))) return W::parity(old);
-    const settled s = settle(w, old, old + delta, update, drop, completion);
+    settled s = {old & W::r_bit, false, false};
+    if (XB_UNLIKELY(!still_collecting(old + delta))) s = settle(w, old, old + delta, update, drop, completion);
+    P::reconverge(lanes);  // the step's lane and its warp leave together (platform layer)
     // A drop returns no token, so it need not wait for the claim.
     if (s.early && !drop) wait_claim_published(w, s.r == 0, op);
     return s.r != 0;
@@ -319,9 +323,11 @@ struct protocol {
   template <class Completion>
   static XB_DEVICE void arrive_and_wait(uint64_t* w, Completion& completion) {
     const uint64_t delta = uint64_t(1) << L::a_shift;
+    const uint32_t lanes = P::converged_lanes();
     const uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::acq_rel);
     settled s = {old & W::r_bit, false, false};
     if (XB_UNLIKELY(!still_collecting(old + delta))) s = settle(w, old, old + delta, 1, false, completion);
+    P::reconverge(lanes);
     if (s.early) wait_claim_published(w, s.r == 0, XB_OP_ARRIVE);
     if (!s.completed) wait_r(w, s.r, XB_OP_WAIT);
   }

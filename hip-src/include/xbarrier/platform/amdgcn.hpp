@@ -141,6 +141,10 @@ struct amdgcn_platform {
   }
   static XB_INLINE void relax() {}
   static XB_INLINE void notify(uint64_t*) {}
+  // A wave's lanes rejoin where a divergent branch ends (the structurizer's EXEC mask), so
+  // the lane that ran a completion step and the lanes that skipped it meet without help.
+  static XB_INLINE uint32_t converged_lanes() { return 0; }
+  static XB_INLINE void reconverge(uint32_t) {}
 
   static XB_INLINE bool is_shared(const void* p) {
     return __builtin_amdgcn_is_shared(p);

@@ -119,6 +119,10 @@ struct host_platform {
     if (t && t->launch->notify_fn) t->launch->notify_fn(t->launch->scheduler);
   }
 
+  // Host threads have no warps: nothing to rejoin after a completion step.
+  static XB_INLINE uint32_t converged_lanes() { return 0; }
+  static XB_INLINE void reconverge(uint32_t) {}
+
   static inline bool is_shared(const void* p) {
     xb_host_thread* t = host::current();
     if (!t) return true;  // a bare driver has no notion of shared memory
