@@ -196,30 +196,14 @@ struct mbarrier_completion_engine {
     (void)settle(w, fn);
   }
 
-  // Waits until P publishes the phase of parity `parity` (2.). First on M, until that phase
-  // ends there (the hardware wakes the thread when it does); then one lane per warp looks
-  // for the step, which is then due; then on P, looking for an unclaimed step each time
-  // try_wait gives up. An arrival cannot count on seeing the phase it completed: its
-  // test_wait right after may still find the phase running (bench/results), and then
-  // nobody but a waiter runs the step.
+  // Waits until P publishes the phase of parity `parity`, looking for an unclaimed step
+  // each time try_wait gives up (its suspend ends at a hardware time limit; a suspend hint
+  // would keep the thread asleep for the whole hint, 1 us per phase on the H200) (2.).
   template <class F>
   static XB_DEVICE void publish_wait(uint64_t* w, bool parity, F& fn) {
-    const uint32_t lanes = platform::converged_lanes();
-    // P's phase is d, so the phase is published once d's parity differs; until then M's
-    // phase is d or d+1 (1.) and try_wait.parity on M tells whether phase d ended.
-    while ((done_steps(read_control(w)) & 1) == uint32_t(parity) && !mbarrier::try_wait_parity(w, parity)) {
-    }
-    if (first_of(lanes)) (void)settle(w, fn);
-    platform::reconverge(lanes);
     while (!mbarrier::try_wait_parity(published(w), parity)) {
       if (settle(w, fn)) return;  // it ran the step of this phase or a later one
     }
-  }
-  // Whether this is the lowest lane of `lanes` (every lane, where lanes are not tracked).
-  static XB_INLINE bool first_of(uint32_t lanes) {
-    uint32_t lane;
-    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-    return (lanes & ((1u << lane) - 1)) == 0;
   }
   // The same without blocking: one look at P, one for an unclaimed step, one more at P.
   template <class F>
