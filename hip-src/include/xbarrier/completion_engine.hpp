@@ -64,6 +64,11 @@
 #if XB_NATIVE_MBARRIER
 #include "platform/cuda_mbarrier.hpp"
 
+// Timeline probes for bench/experiments/completion_trace.cu (empty in every real build).
+#ifndef XB_COMPLETION_TRACE
+#define XB_COMPLETION_TRACE(site)
+#endif
+
 namespace xb {
 namespace detail {
 
@@ -117,16 +122,20 @@ struct mbarrier_completion_engine {
       if (k & busy) return ran;
       if (!mbarrier::test_wait_parity(w, done_steps(k) & 1)) return ran;
       if (!platform::compare_exchange<ms>(control(w), k, k | busy, mem_order::relaxed)) continue;
+      XB_COMPLETION_TRACE(5);
       fn();
       ran = true;
+      XB_COMPLETION_TRACE(6);
       const bool nobody_left = participants(k) == 0 && ((k & z_bit) != 0) == bool(done_steps(k) & 1);
       (void)mbarrier::arrive(published(w), 1);
+      XB_COMPLETION_TRACE(7);
       // Release: whoever reads d+1 must also find P published (3. relies on P >= d).
       platform::store<ms>(control(w), after_step(k), mem_order::release);
       if (nobody_left) return ran;
       // The gate for the next phase (it releases K's store). Its own state tells whether it
       // ended that phase: a test without it may run before the arrival lands.
       const uint64_t gate = mbarrier::arrive(w, 1);
+      XB_COMPLETION_TRACE(8);
       if (!mbarrier::test_wait(w, gate)) return ran;
     }
   }
@@ -139,8 +148,11 @@ struct mbarrier_completion_engine {
   // while the step's lane waits for the warp to switch paths.
   template <class F>
   static XB_DEVICE bool after_arrival(uint64_t* w, uint64_t state, uint32_t lanes, F& fn) {
+    XB_COMPLETION_TRACE(1);
     const bool ran = mbarrier::test_wait(w, state) && settle(w, fn);
+    XB_COMPLETION_TRACE(2);
     platform::reconverge(lanes);
+    XB_COMPLETION_TRACE(3);
     if (ran) return true;
     // A stable d around the test of M: M's phase is d or d+1, so the state's parity says
     // whether this arrival was counted in phase d+1, ahead of P.
@@ -153,6 +165,7 @@ struct mbarrier_completion_engine {
       // Counted during step d: until d moves on. (Not P's parity: with this arrival in,
       // phase d+1 may end and P move two phases before this thread looks.)
       // Its arrival in phase d+1 proves phase d ended, so look for the step first.
+      XB_COMPLETION_TRACE(9);
       while (done_steps(read_control(w)) == d) {
         if (!settle(w, fn)) (void)mbarrier::try_wait_parity(published(w), bool(d & 1));
       }
@@ -173,8 +186,13 @@ struct mbarrier_completion_engine {
     if (!here(w)) return fallback::arrive_and_wait(w, fn);
     const uint32_t lanes = platform::converged_lanes();
     const uint64_t state = mbarrier::arrive(w, 1);
-    if (after_arrival(w, state, lanes, fn)) return;
-    publish_wait(w, parity_of_token(state), fn);
+    if (!after_arrival(w, state, lanes, fn)) publish_wait(w, parity_of_token(state), fn);
+    // The lane that ran the step leaves with its warp: alone, it would make its next
+    // arrival and sleep in try_wait, and a warp's lanes asleep in try_wait hold its other
+    // lanes back until the hardware's time limit (~1 us per phase on the H200,
+    // bench/results/2026-11-30-session5-h200.md). The lanes of one arrival were counted in
+    // one phase (the hardware combines them and traps a straddle), so all wait for it.
+    platform::reconverge(lanes);
   }
   template <class F>
   static XB_INLINE void arrive_and_drop(uint64_t* w, F& fn) {
@@ -201,9 +219,12 @@ struct mbarrier_completion_engine {
   // would keep the thread asleep for the whole hint, 1 us per phase on the H200) (2.).
   template <class F>
   static XB_DEVICE void publish_wait(uint64_t* w, bool parity, F& fn) {
+    XB_COMPLETION_TRACE(10);
     while (!mbarrier::try_wait_parity(published(w), parity)) {
+      XB_COMPLETION_TRACE(11);
       if (settle(w, fn)) return;  // it ran the step of this phase or a later one
     }
+    XB_COMPLETION_TRACE(12);
   }
   // The same without blocking: one look at P, one for an unclaimed step, one more at P.
   template <class F>
