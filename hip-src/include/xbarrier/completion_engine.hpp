@@ -149,7 +149,9 @@ struct mbarrier_completion_engine {
   template <class F>
   static XB_DEVICE bool after_arrival(uint64_t* w, uint64_t state, uint32_t lanes, F& fn) {
     XB_COMPLETION_TRACE(1);
-    const bool ran = mbarrier::test_wait(w, state) && settle(w, fn);
+    // The lanes share one combined arrival and so one state: one of them looks (the others'
+    // test_waits, reads of K and CASes would only queue behind it).
+    const bool ran = first_of(lanes) && mbarrier::test_wait(w, state) && settle(w, fn);
     XB_COMPLETION_TRACE(2);
     platform::reconverge(lanes);
     XB_COMPLETION_TRACE(3);
@@ -173,6 +175,13 @@ struct mbarrier_completion_engine {
     }
   }
 
+  // Whether this is the lowest lane of `lanes` (every lane, where lanes are not tracked).
+  static XB_INLINE bool first_of(uint32_t lanes) {
+    uint32_t lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    return (lanes & ((1u << lane) - 1)) == 0;
+  }
+
   template <class F>
   static XB_INLINE uint64_t arrive(uint64_t* w, ptrdiff_t update, F& fn) {
     if (!here(w)) return fallback::arrive(w, update, fn);
@@ -186,13 +195,8 @@ struct mbarrier_completion_engine {
     if (!here(w)) return fallback::arrive_and_wait(w, fn);
     const uint32_t lanes = platform::converged_lanes();
     const uint64_t state = mbarrier::arrive(w, 1);
-    if (!after_arrival(w, state, lanes, fn)) publish_wait(w, parity_of_token(state), fn);
-    // The lane that ran the step leaves with its warp: alone, it would make its next
-    // arrival and sleep in try_wait, and a warp's lanes asleep in try_wait hold its other
-    // lanes back until the hardware's time limit (~1 us per phase on the H200,
-    // bench/results/2026-11-30-session5-h200.md). The lanes of one arrival were counted in
-    // one phase (the hardware combines them and traps a straddle), so all wait for it.
-    platform::reconverge(lanes);
+    if (after_arrival(w, state, lanes, fn)) return;
+    publish_wait(w, parity_of_token(state), fn);
   }
   template <class F>
   static XB_INLINE void arrive_and_drop(uint64_t* w, F& fn) {

@@ -328,13 +328,8 @@ struct protocol {
     settled s = {old & W::r_bit, false, false};
     if (XB_UNLIKELY(!still_collecting(old + delta))) s = settle(w, old, old + delta, 1, false, completion);
     P::reconverge(lanes);
-    // The lanes counted in this phase (a warp's arrivals may straddle two) wait for it and
-    // leave together, the completer too: alone it would arrive ahead of its warp and hold
-    // the rest back while it polls.
-    const uint32_t same_phase = P::lanes_with(lanes, s.r);
     if (s.early) wait_claim_published(w, s.r == 0, XB_OP_ARRIVE);
     if (!s.completed) wait_r(w, s.r, XB_OP_WAIT);
-    P::reconverge(same_phase);
   }
 
   // arrive_tx (arrivals > 0), expect_tx (arrivals 0, tx > 0) and complete_tx (tx < 0), each

@@ -145,7 +145,6 @@ struct amdgcn_platform {
   // the lane that ran a completion step and the lanes that skipped it meet without help.
   static XB_INLINE uint32_t converged_lanes() { return 0; }
   static XB_INLINE void reconverge(uint32_t) {}
-  static XB_INLINE uint32_t lanes_with(uint32_t, uint64_t) { return 0; }
 
   static XB_INLINE bool is_shared(const void* p) {
     return __builtin_amdgcn_is_shared(p);

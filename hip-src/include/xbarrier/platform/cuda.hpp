@@ -182,10 +182,6 @@ struct cuda_platform {
   static XB_INLINE void reconverge(uint32_t lanes) {
     if (XB_CUDA_RECONVERGE) __syncwarp(lanes);
   }
-  // Those of `lanes` that pass the same `key` (every lane of `lanes` must call it).
-  static XB_INLINE uint32_t lanes_with(uint32_t lanes, uint64_t key) {
-    return XB_CUDA_RECONVERGE ? __match_any_sync(lanes, key) : 0;
-  }
 
   static XB_INLINE bool is_shared(const void* p) { return __isShared(p); }
 

@@ -122,7 +122,6 @@ struct host_platform {
   // Host threads have no warps: nothing to rejoin after a completion step.
   static XB_INLINE uint32_t converged_lanes() { return 0; }
   static XB_INLINE void reconverge(uint32_t) {}
-  static XB_INLINE uint32_t lanes_with(uint32_t, uint64_t) { return 0; }
 
   static inline bool is_shared(const void* p) {
     xb_host_thread* t = host::current();
