@@ -1,0 +1,40 @@
+// bench/experiments/completion_round_trip.cu - cycles per arrive_and_wait round trip of a
+// block barrier with a completion function (the native completion engine on sm_90), not
+// part of the build. Used with completion_variants.patch, which adds XB_EXP switches to
+// completion_engine.hpp as of commit d4dc534 (apply it there: git checkout d4dc534, git
+// apply bench/experiments/completion_variants.patch), one binary per variant:
+//   nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -DXB_EXP=3 -DEXPNAME='"exp3"' \
+//        -I hip-src/include -o ctime3 bench/experiments/completion_round_trip.cu
+//   ./ctime3            (one line: the variant, then cycles at 128, 256 and 1024 threads)
+// Each block runs 20000 round trips; the last 90 % are timed by thread 0's clock.
+#include <cstdio>
+#include <cstdint>
+#include <xbarrier/barrier.hpp>
+struct count_steps {
+  unsigned* steps;
+  __device__ void operator()() noexcept { ++*steps; }
+};
+__global__ void rt(unsigned rounds, unsigned long long* cycles) {
+  __shared__ xb::barrier<xb::thread_scope_block, count_steps> bar;
+  __shared__ unsigned steps;
+  if (threadIdx.x == 0) { steps = 0; init(&bar, blockDim.x, count_steps{&steps}); }
+  __syncthreads();
+  unsigned long long start = 0;
+  for (unsigned i = 0; i < rounds; ++i) {
+    if (i == rounds / 10) start = clock64();
+    bar.arrive_and_wait();
+  }
+  if (threadIdx.x == 0) { *cycles = clock64() - start; if (steps != rounds) printf("wrong steps\n"); }
+}
+int main() {
+  const unsigned rounds = 20000;
+  unsigned long long* c; cudaMalloc(&c, 8);
+  printf("%-10s", EXPNAME);
+  for (unsigned t : {128u, 256u, 1024u}) {
+    rt<<<1, t>>>(rounds, c);
+    if (cudaDeviceSynchronize() != cudaSuccess) { printf(" fail\n"); return 1; }
+    unsigned long long h; cudaMemcpy(&h, c, 8, cudaMemcpyDeviceToHost);
+    printf(" %9.1f", double(h) / (rounds - rounds / 10));
+  }
+  printf("\n");
+}
