@@ -17,17 +17,14 @@
 //    exactly "phase d ended, its step is not done".
 // 2. The step. Whoever sees phase d ended while K is free claims K with one CAS (exactly
 //    one thread wins), runs the function, arrives on P (publish), stores d+1 with K free
-//    and gives the gate for d+1. Who looks: an arrival that sees its phase ended right
-//    after it (in a plain round trip, one lane of the last warp to arrive); a thread's
-//    complete_tx or expect_tx (either can end a phase, P1); a drop; an arrival counted
-//    during a step, once that step is published; and a waiter whose phase is not
-//    published when its try_wait on P gives up. The last two cover a phase that ended with
-//    no arrival to see it: by the copy engine after the last arrival, or by a gate whose
-//    phase had all its arrivals in (the completer does not look: it would wait ~950
-//    cycles for the gate's result on every phase). Such a phase is seen by no one only if
-//    no thread ever waits for it or arrives after it; a kernel must wait to know its bulk
-//    copies landed, so every defined program runs every step before anyone sees its
-//    effects, at worst one try_wait time limit (~1 us) late.
+//    and gives the gate for d+1. The gate can end phase d+1 (its arrivals may all be in),
+//    so the completer settles again. Who looks: an arrival that sees its phase ended right
+//    after it (in a plain round trip, the lanes of the last warp to arrive); a
+//    thread's complete_tx or expect_tx (either can end a phase, P1); a drop; and a waiter
+//    whose phase is not published when its try_wait on P gives up, which covers a phase
+//    the copy engine ended after the last arrival. A phase the copy engine ends is seen by no
+//    one only if no thread ever waits for it; a kernel must wait to know its bulk copies
+//    landed, so every defined program runs every step before anyone sees its effects.
 // 3. Tokens and waits. An arrival counted in phase j while step j-1 is not published (it
 //    came during that step) waits until d moves past j-1 before it returns, as the
 //    protocol's does, so every token's phase j has d >= j once arrive returns: P's phase is j or j+1
@@ -111,7 +108,7 @@ struct mbarrier_completion_engine {
     mbarrier::fence_init();
   }
 
-  // Runs the step that is due, if any (2. and 4. above); whether this thread ran one.
+  // Runs every step that is due (2. and 4. above); whether this thread ran one.
   template <class F>
   static XB_DEVICE bool settle(uint64_t* w, F& fn) {
     bool ran = false;
@@ -135,14 +132,11 @@ struct mbarrier_completion_engine {
       // Release: whoever reads d+1 must also find P published (3. relies on P >= d).
       platform::store<ms>(control(w), after_step(k), mem_order::release);
       if (nobody_left) return ran;
-      // The gate for the next phase (it releases K's store). The completer does not look
-      // whether it ended that phase: any look at M right after the gate (its state, a
-      // test_wait.parity) waited ~950 cycles on the H200, on every phase
-      // (bench/results/2026-11-30-session5-h200.md). Whoever waits for that phase (when
-      // try_wait on P gives up) or arrives in the next (counted during its step) runs it.
-      (void)mbarrier::arrive(w, 1);
+      // The gate for the next phase (it releases K's store). Its own state tells whether it
+      // ended that phase: a test without it may run before the arrival lands.
+      const uint64_t gate = mbarrier::arrive(w, 1);
       XB_COMPLETION_TRACE(8);
-      return ran;
+      if (!mbarrier::test_wait(w, gate)) return ran;
     }
   }
 
@@ -177,9 +171,7 @@ struct mbarrier_completion_engine {
       while (done_steps(read_control(w)) == d) {
         if (!settle(w, fn)) (void)mbarrier::try_wait_parity(published(w), bool(d & 1));
       }
-      // Its own phase may have ended meanwhile (by step d's gate, which nobody looks at):
-      // then this is its step. It can be no other: step d+1 done means it is published.
-      return settle(w, fn);
+      return false;
     }
   }
 
