@@ -32,7 +32,7 @@
 
 mod exec_mask;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hash;
 
 use exec_mask::{Lane, Outcome};
@@ -73,12 +73,35 @@ pub fn amd(function_asm: &str) -> Option<FastPath> {
 /// adds a shared word with) or an mbarrier arrival (`SYNCS.ARRIVE`), the poll a shared-memory load (`LDS`) or an mbarrier phase test
 /// (`SYNCS.PHASECHK`).
 pub fn sass(listing: &[(u64, String)]) -> Option<FastPath> {
+    // A branch may land on a NOP, which the listing leaves out (nvcc pads after the call
+    // that `__syncwarp` becomes on sm_80, and `BRA.CONV` skips to the pad): such a target
+    // names the next listed instruction.
+    let listed: HashSet<u64> = listing.iter().map(|(address, _)| *address).collect();
+    let mut unlisted: Vec<u64> = listing
+        .iter()
+        .filter_map(|(_, instruction)| sass_branch_target(instruction))
+        .filter(|target| !listed.contains(target))
+        .collect();
+    unlisted.sort_unstable();
+    unlisted.dedup();
+    let mut unlisted = unlisted.into_iter().peekable();
     let mut lines = Vec::new();
     for (address, instruction) in listing {
+        while let Some(target) = unlisted.next_if(|target| target < address) {
+            lines.push(Line::Label(format!("{target:#x}")));
+        }
         lines.push(Line::Label(format!("{address:#x}")));
         lines.push(Line::Instruction(instruction.clone()));
     }
     shortest(&lines, &SASS, Thread)
+}
+
+/// The address a SASS branch names, if the instruction is one.
+fn sass_branch_target(instruction: &str) -> Option<u64> {
+    match sass_flow(instruction) {
+        Flow::Jump(label) | Flow::Branch(label) => u64::from_str_radix(label.strip_prefix("0x")?, 16).ok(),
+        _ => None,
+    }
 }
 
 /// A line of a listing: a branch target or an instruction.
@@ -394,5 +417,27 @@ mod tests {
                 .map(|(a, i)| (a, i.to_owned()))
                 .collect();
         assert_eq!(sass(&listing).map(|p| p.count()), Some(3));
+    }
+
+    #[test]
+    fn a_sass_branch_to_a_left_out_nop_lands_on_the_next_instruction() {
+        // sm_80's __syncwarp: converged threads skip the call to the pad after it (a NOP,
+        // which the listing leaves out).
+        let listing: Vec<(u64, String)> = [
+            (0x00, "ATOM.E.ADD.64.STRONG.SM P0, R6, [R2.64], R6"),
+            (0x10, "BRA.CONV UR6, 0x40"),
+            (0x20, "MOV R2, 0x40"),
+            (0x30, "CALL.REL.NOINC 0x80"),
+            (0x50, "LDS.64 R6, [RZ]"),
+            (0x60, "EXIT"),
+            (0x80, "WARPSYNC R3"),
+            (0x90, "RET.REL.NODEC R2 0x0"),
+        ]
+        .into_iter()
+        .map(|(a, i)| (a, i.to_owned()))
+        .collect();
+        let path = sass(&listing).expect("a fast path through the pad");
+        assert_eq!(path.count(), 4, "{:?}", path.instructions);
+        assert_eq!(path.instructions[2], "LDS.64 R6, [RZ]");
     }
 }
