@@ -13,7 +13,8 @@
 # 3. The same crate built with the cuda and hip features (kernel images by nvcc and clang
 #    through the packaged build helper); skipped, with a message, where a compiler is missing.
 #
-# Needs: cargo, crates.io (or a warm cargo cache), a host C++ compiler. Exits non-zero on any
+# Needs: cargo, crates.io (or a warm cargo cache), a host C++ compiler; for step 3 nvcc and
+# clang-19 with lld (tools/install-toolchains.sh cuda amd). Exits non-zero on any
 # failure. Set KEEP=1 to keep the temporary directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -148,17 +149,19 @@ echo "== build and run it on the host backend"
 #    sm_80, sm_90 and compute_90) and with clang (an offload bundle of AMDGPU code objects).
 #    Built, not run: this machine need not have a GPU. A missing compiler is said, not hidden.
 for backend in cuda hip; do
-  if [ "$backend" = cuda ] && ! command -v "${NVCC:-nvcc}" >/dev/null 2>&1 && [ -z "${CUDA_PATH:-}${CUDA_HOME:-}" ]; then
+  if [ "$backend" = cuda ] && ! command -v "${NVCC:-nvcc}" >/dev/null 2>&1 &&
+    [ ! -x "${CUDA_PATH:-/nonexistent}/bin/nvcc" ] && [ ! -x "${CUDA_HOME:-/nonexistent}/bin/nvcc" ]; then
     echo "== $backend: skipped, no nvcc (bash tools/install-toolchains.sh cuda)"
     continue
   fi
-  if [ "$backend" = hip ] && ! command -v "${HIP_CLANG:-clang-19}" >/dev/null 2>&1; then
-    echo "== $backend: skipped, no clang (bash tools/install-toolchains.sh amd)"
+  if [ "$backend" = hip ] && { ! command -v "${HIP_CLANG:-clang-19}" >/dev/null 2>&1 ||
+    { ! command -v ld.lld >/dev/null 2>&1 && ! command -v ld.lld-19 >/dev/null 2>&1; }; }; then
+    echo "== $backend: skipped, no clang-19 and lld (bash tools/install-toolchains.sh amd)"
     continue
   fi
   echo "== build it with the $backend backend"
   (cd "$work/user" && CARGO_TARGET_DIR="$work/target-$backend" cargo build --quiet --features "xbarrier/$backend")
-  images=$(find "$work/target-$backend" -name 'user.xbk' | head -1)
+  images=$(find "$work/target-$backend" -name 'user.xbk' -print -quit)
   [ -s "$images" ] || { echo "error: the $backend build left no kernel bundle (user.xbk)" >&2; exit 1; }
   # The image's own magic: a CUDA fatbin header (0xBA55ED50, little-endian), a clang offload bundle.
   if [ "$backend" = cuda ]; then magic=$'\x50\xed\x55\xba'; else magic=__CLANG_OFFLOAD_BUNDLE__; fi

@@ -1,12 +1,18 @@
 // bench/experiments/completion_round_trip.cu - cycles per arrive_and_wait round trip of a
 // block barrier with a completion function (the native completion engine on sm_90), not
-// part of the build. Used with completion_variants.patch, which adds XB_EXP switches to
-// completion_engine.hpp as of commit d4dc534 (apply it there: git checkout d4dc534, git
-// apply bench/experiments/completion_variants.patch), one binary per variant:
+// part of the build. With completion_variants.patch, which adds XB_EXP switches to
+// completion_engine.hpp as it was at commit d4dc534, one binary per variant (from the
+// repository root; put the header back with git checkout afterwards):
+//   git show d4dc534:hip-src/include/xbarrier/completion_engine.hpp > hip-src/include/xbarrier/completion_engine.hpp
+//   git apply bench/experiments/completion_variants.patch
 //   nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -DXB_EXP=3 -DEXPNAME='"exp3"' \
 //        -I hip-src/include -o ctime3 bench/experiments/completion_round_trip.cu
-//   ./ctime3            (one line: the variant, then cycles at 128, 256 and 1024 threads)
-// Each block runs 20000 round trips; the last 90 % are timed by thread 0's clock.
+//   ./ctime3 [blocks]   (one line: the name, the block count (default 1), then cycles at
+//                        128, 256 and 1024 threads; with several blocks, the median block's,
+//                        as xbar bench reports)
+// Without the patch it times the engine in the tree. -DXB_CUDA_RECONVERGE=0 builds the
+// session-5 "norec" row. Each block runs 20000 round trips; the last 90 % are timed by
+// thread 0's clock.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

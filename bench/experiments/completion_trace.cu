@@ -1,7 +1,7 @@
 // bench/experiments/completion_trace.cu - a timeline of the native completion engine's
 // round trip (completion_engine.hpp), not part of the build. It defines the engine's
 // XB_COMPLETION_TRACE probes to record, per thread and round, the clock at each site:
-//   1 arrival made         2 first settle done     3 warp rejoined      5 step claimed
+//   1 arrival made         2 first settle done     3 (unused)           5 step claimed
 //   6 function ran         7 P published           8 gate given         9 counted during a step
 //  10 waiting on P        11 a try_wait on P gave up (counted)          12 wait over
 //   nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -I hip-src/include -o completion_trace \
@@ -59,7 +59,7 @@ __global__ void round_trips(unsigned warmup) {
 int main() {
   static unsigned at[kRounds][kMaxThreads][kSites];
   static unsigned count[kRounds][kMaxThreads][kSites];
-  const char* names[kSites] = {"", "arrived", "settled", "rejoined", "", "claimed", "fn ran", "P published",
+  const char* names[kSites] = {"", "arrived", "settled", "", "", "claimed", "fn ran", "P published",
                                "gate given", "during step", "wait on P", "try_wait gave up", "wait over"};
   for (unsigned threads : {128u, 512u}) {
     round_trips<<<1, threads>>>(200);

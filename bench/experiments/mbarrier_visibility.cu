@@ -2,7 +2,7 @@
 // thread whose mbarrier.arrive completed the phase see that in a test_wait right after?
 // The native completion engine (completion_engine.hpp) relied on it to find the thread
 // that runs the completion step. Standalone (nvcc, no xbarrier headers), one block:
-//   nvcc -std=c++17 -arch=sm_90 -O3 -o mbarrier_visibility mbarrier_visibility.cu
+//   nvcc -std=c++17 -arch=sm_90 -O3 -o mbarrier_visibility bench/experiments/mbarrier_visibility.cu
 //   ./mbarrier_visibility            (prints one line per block size)
 // Per round every thread arrives once (count = block size), then probes test_wait on its
 // own state until it succeeds. Reported: threads whose first probe succeeded, and for the

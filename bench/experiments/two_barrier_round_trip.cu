@@ -3,7 +3,7 @@
 // completion engine (completion_engine.hpp) does: M counts the arrivals, one thread sees M's
 // phase end, claims it with a CAS on a shared word and arrives on P (count 1), everyone
 // waits on P. No completion function, no gate, no drops: the bare shape.
-//   nvcc -std=c++17 -arch=sm_90 -O3 -o two_barrier_round_trip two_barrier_round_trip.cu
+//   nvcc -std=c++17 -arch=sm_90 -O3 -o two_barrier_round_trip bench/experiments/two_barrier_round_trip.cu
 //   ./two_barrier_round_trip        (cycles per round trip, per variant and block size)
 // Variants:
 //   0 one mbarrier: arrive, try_wait.parity (the raw PTX baseline)

@@ -143,18 +143,13 @@ struct mbarrier_completion_engine {
   // After an arrival with `state` (2. and 3.): one that sees the phase ended settles; an
   // arrival counted during the previous phase's step waits for its publish.
   // Whether this call ran a step after seeing its own phase end (so that phase is published).
-  // `lanes`: the warp's lanes that made the arrival together; they leave the step together
-  // (platform::reconverge), else the others sleep in try_wait on P until its time limit
-  // while the step's lane waits for the warp to switch paths.
+  // Unlike the protocol, the lanes do not rejoin their warp after the step: here that cost
+  // 70-130 cycles per round trip on the H200 (bench/results/2026-11-30-session5-h200.md).
   template <class F>
-  static XB_DEVICE bool after_arrival(uint64_t* w, uint64_t state, uint32_t lanes, F& fn) {
+  static XB_DEVICE bool after_arrival(uint64_t* w, uint64_t state, F& fn) {
     XB_COMPLETION_TRACE(1);
-    // The lanes share one combined arrival and so one state: one of them looks (the others'
-    // test_waits, reads of K and CASes would only queue behind it).
-    const bool ran = first_of(lanes) && mbarrier::test_wait(w, state) && settle(w, fn);
+    const bool ran = mbarrier::test_wait(w, state) && settle(w, fn);
     XB_COMPLETION_TRACE(2);
-    platform::reconverge(lanes);
-    XB_COMPLETION_TRACE(3);
     if (ran) return true;
     // A stable d around the test of M: M's phase is d or d+1, so the state's parity says
     // whether this arrival was counted in phase d+1, ahead of P.
@@ -175,27 +170,18 @@ struct mbarrier_completion_engine {
     }
   }
 
-  // Whether this is the lowest lane of `lanes` (every lane, where lanes are not tracked).
-  static XB_INLINE bool first_of(uint32_t lanes) {
-    uint32_t lane;
-    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-    return (lanes & ((1u << lane) - 1)) == 0;
-  }
-
   template <class F>
   static XB_INLINE uint64_t arrive(uint64_t* w, ptrdiff_t update, F& fn) {
     if (!here(w)) return fallback::arrive(w, update, fn);
-    const uint32_t lanes = platform::converged_lanes();
     const uint64_t state = mbarrier::arrive(w, uint32_t(update));
-    (void)after_arrival(w, state, lanes, fn);
+    (void)after_arrival(w, state, fn);
     return state;
   }
   template <class F>
   static XB_INLINE void arrive_and_wait(uint64_t* w, F& fn) {
     if (!here(w)) return fallback::arrive_and_wait(w, fn);
-    const uint32_t lanes = platform::converged_lanes();
     const uint64_t state = mbarrier::arrive(w, 1);
-    if (after_arrival(w, state, lanes, fn)) return;
+    if (after_arrival(w, state, fn)) return;
     publish_wait(w, parity_of_token(state), fn);
   }
   template <class F>
@@ -276,9 +262,8 @@ struct mbarrier_completion_engine {
   template <class F>
   static XB_INLINE uint64_t arrive_tx(uint64_t* w, ptrdiff_t arrivals, ptrdiff_t tx, F& fn) {
     if (!here(w)) return fallback::arrive_tx(w, arrivals, tx, fn);
-    const uint32_t lanes = platform::converged_lanes();
     const uint64_t state = mbarrier_engine::arrive_tx(w, arrivals, tx, fn);
-    (void)after_arrival(w, state, lanes, fn);
+    (void)after_arrival(w, state, fn);
     return state;
   }
   // expect_tx and complete_tx can end the phase (bytes completed before they were
