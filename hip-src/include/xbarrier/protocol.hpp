@@ -62,10 +62,9 @@
 //    before the completion step its own call may run: settle() and the tx CAS loop never
 //    wait, and their callers wait afterwards. On every platform, so that the H200's emulated
 //    variant runs the code AMD runs. On CUDA the lanes that skip the step would then run
-//    ahead into their waits and leave the step's lane behind until the warp switches paths
-//    (2x in the round trip, bench/results/2026-11-30-h200.md), so arrivals rejoin their
-//    warp after the step (P::reconverge): nothing before that point waits, so every lane
-//    gets there.
+//    ahead into their waits, which made the round trip 1.7x slower on the H200
+//    (bench/results/2026-11-30-session5-h200.md), so arrivals rejoin their warp after the
+//    step (P::reconverge): nothing before that point waits, so every lane gets there.
 // ---------------------------------------------------------------------------------------
 #pragma once
 #include <stddef.h>

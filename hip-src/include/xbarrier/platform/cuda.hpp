@@ -173,11 +173,11 @@ struct cuda_platform {
   static XB_INLINE void notify(uint64_t*) {}
 
   // The lanes of this warp that entered a barrier call together, and their meeting point
-  // after the completion step, before anyone waits. Without it the lanes that wait run
-  // first and the one lane that runs the step is left until the warp switches paths
-  // (independent thread scheduling gives no time bound: ~700 cycles per phase emulated and
-  // ~1 us natively, where the waiters sleep in try_wait, on the H200). Safe because nothing
-  // between the two points waits (protocol.hpp 5.): every lane of the mask gets there.
+  // after the completion step, before anyone waits: the protocol's round trip on the H200
+  // went 1368 -> 806 cycles at 128 threads with it (bench/results/2026-11-30-session5-h200.md;
+  // the likely cause: the waiting lanes ran ahead and the one lane with the step waited for
+  // the warp to switch paths). Safe because nothing between the two points waits
+  // (protocol.hpp 5.): every lane of the mask gets there.
   static XB_INLINE uint32_t converged_lanes() { return XB_CUDA_RECONVERGE ? __activemask() : 0; }
   static XB_INLINE void reconverge(uint32_t lanes) {
     if (XB_CUDA_RECONVERGE) __syncwarp(lanes);
