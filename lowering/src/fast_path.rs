@@ -440,4 +440,32 @@ mod tests {
         assert_eq!(path.count(), 4, "{:?}", path.instructions);
         assert_eq!(path.instructions[2], "LDS.64 R6, [RZ]");
     }
+
+    #[test]
+    fn unlisted_sass_targets_before_one_instruction_and_past_the_end() {
+        let listing =
+            |items: &[(u64, &str)]| -> Vec<(u64, String)> { items.iter().map(|&(a, i)| (a, i.to_owned())).collect() };
+        // Two pads (0x30, 0x40) in front of the poll: both branches land on it.
+        let two = listing(&[
+            (0x00, "ATOMS.ADD R0, [UR4], R1"),
+            (0x10, "@P0 BRA 0x30"),
+            (0x20, "BRA 0x40"),
+            (0x50, "LDS R2, [UR4]"),
+            (0x60, "EXIT"),
+        ]);
+        assert_eq!(sass(&two).map(|p| p.count()), Some(4)); // atomic, @P0 BRA (taken), poll, EXIT
+                                                            // The same with only the second pad's branch on the way.
+        let second = listing(&[
+            (0x00, "ATOMS.ADD R0, [UR4], R1"),
+            (0x10, "BRA 0x40"),
+            (0x20, "BRA 0x30"),
+            (0x50, "LDS R2, [UR4]"),
+            (0x60, "EXIT"),
+        ]);
+        assert_eq!(sass(&second).map(|p| p.count()), Some(4));
+        // A target past the last instruction names nothing: no fast path, as before.
+        let past =
+            listing(&[(0x00, "ATOMS.ADD R0, [UR4], R1"), (0x10, "BRA 0x80"), (0x20, "LDS R2, [UR4]"), (0x30, "EXIT")]);
+        assert_eq!(sass(&past).map(|p| p.count()), None);
+    }
 }
