@@ -1,8 +1,9 @@
 // bench/experiments/mbarrier_visibility.cu - a hardware probe, not part of the build: does a
 // thread whose mbarrier.arrive completed the phase see that in a test_wait right after?
 // The native completion engine (completion_engine.hpp) relied on it to find the thread
-// that runs the completion step. Standalone (nvcc, no xbarrier headers), one block:
-//   nvcc -std=c++17 -arch=sm_90 -O3 -o mbarrier_visibility bench/experiments/mbarrier_visibility.cu
+// that runs the completion step. One block, through the native lowering's own wrappers:
+//   nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -I hip-src/include -o mbarrier_visibility \
+//        bench/experiments/mbarrier_visibility.cu
 //   ./mbarrier_visibility            (prints one line per block size)
 // Per round every thread arrives once (count = block size), then probes test_wait on its
 // own state until it succeeds. Reported: threads whose first probe succeeded, and for the
@@ -11,24 +12,13 @@
 #include <cstdio>
 #include <cstdint>
 
-__device__ __forceinline__ uint32_t smem(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ uint64_t arrive(uint64_t* bar) {
-  uint64_t state;
-  asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(state) : "r"(smem(bar)) : "memory");
-  return state;
-}
-__device__ __forceinline__ bool test_wait(uint64_t* bar, uint64_t state) {
-  uint32_t done;
-  asm volatile("{ .reg .pred p; mbarrier.test_wait.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-               : "=r"(done) : "r"(smem(bar)), "l"(state) : "memory");
-  return done != 0;
-}
-__device__ __forceinline__ bool try_wait(uint64_t* bar, uint64_t state) {
-  uint32_t done;
-  asm volatile("{ .reg .pred p; mbarrier.try_wait.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-               : "=r"(done) : "r"(smem(bar)), "l"(state) : "memory");
-  return done != 0;
-}
+#include <xbarrier/barrier.hpp>
+
+// The mbarrier wrappers exist in the device pass for sm_90 (XB_NATIVE_MBARRIER) only.
+#if XB_NATIVE_MBARRIER
+// The instructions are the native lowering's own (platform/cuda_mbarrier.hpp).
+namespace mb = xb::detail::mbarrier;
+#endif
 
 struct round_result {
   unsigned long long immediate;   // threads whose first probe saw the phase complete
@@ -38,26 +28,27 @@ struct round_result {
 
 // mode 0: test_wait probes; mode 1: try_wait probes (may suspend).
 __global__ void probe(unsigned rounds, int mode, round_result* out) {
+#if XB_NATIVE_MBARRIER
   __shared__ uint64_t bar;
   __shared__ unsigned immediate;
   __shared__ unsigned long long latest;  // (clock before arrive << 16) | thread, max over the block
   __shared__ unsigned long long result[2];
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem(&bar)), "r"(blockDim.x) : "memory");
+    mb::init(&bar, blockDim.x);
   }
   __syncthreads();
   for (unsigned r = 0; r < rounds; ++r) {
     if (threadIdx.x == 0) { immediate = 0; latest = 0; }
     __syncthreads();
     const unsigned long long before = clock64();
-    const uint64_t state = arrive(&bar);
+    const uint64_t state = mb::arrive(&bar, 1);
     const unsigned long long after = clock64();
     unsigned probes = 1;
-    bool done = mode == 0 ? test_wait(&bar, state) : try_wait(&bar, state);
+    bool done = mode == 0 ? mb::test_wait(&bar, state) : mb::try_wait(&bar, state);
     const bool first = done;
     while (!done) {
       ++probes;
-      done = mode == 0 ? test_wait(&bar, state) : try_wait(&bar, state);
+      done = mode == 0 ? mb::test_wait(&bar, state) : mb::try_wait(&bar, state);
     }
     const unsigned long long seen = clock64();
     if (first) atomicAdd(&immediate, 1u);
@@ -67,6 +58,7 @@ __global__ void probe(unsigned rounds, int mode, round_result* out) {
     __syncthreads();
     if (threadIdx.x == 0) out[r] = {immediate, result[0], result[1]};
   }
+#endif
 }
 
 int main() {

@@ -3,7 +3,8 @@
 // completion engine (completion_engine.hpp) does: M counts the arrivals, one thread sees M's
 // phase end, claims it with a CAS on a shared word and arrives on P (count 1), everyone
 // waits on P. No completion function, no gate, no drops: the bare shape.
-//   nvcc -std=c++17 -arch=sm_90 -O3 -o two_barrier_round_trip bench/experiments/two_barrier_round_trip.cu
+//   nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -I hip-src/include -o two_barrier_round_trip \
+//        bench/experiments/two_barrier_round_trip.cu
 //   ./two_barrier_round_trip        (cycles per round trip, per variant and block size)
 // Variants:
 //   0 one mbarrier: arrive, try_wait.parity (the raw PTX baseline)
@@ -22,56 +23,43 @@
 #include <cstdio>
 #include <cstdint>
 
-__device__ __forceinline__ uint32_t smem(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ uint64_t arrive(uint64_t* bar) {
-  uint64_t state;
-  asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(state) : "r"(smem(bar)) : "memory");
-  return state;
-}
-__device__ __forceinline__ bool test_wait(uint64_t* bar, uint64_t state) {
-  uint32_t done;
-  asm volatile("{ .reg .pred p; mbarrier.test_wait.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-               : "=r"(done) : "r"(smem(bar)), "l"(state) : "memory");
-  return done != 0;
-}
-__device__ __forceinline__ bool try_wait_parity(uint64_t* bar, uint32_t parity) {
-  uint32_t done;
-  asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-               : "=r"(done) : "r"(smem(bar)), "r"(parity) : "memory");
-  return done != 0;
-}
-__device__ __forceinline__ bool test_wait_parity(uint64_t* bar, uint32_t parity) {
-  uint32_t done;
-  asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-               : "=r"(done) : "r"(smem(bar)), "r"(parity) : "memory");
-  return done != 0;
-}
+#include <xbarrier/barrier.hpp>
+
+enum { GATE = 1, LOOK = 2, CONTROL = 4, REJOIN = 8 };
+
+// The mbarrier wrappers exist in the device pass for sm_90 (XB_NATIVE_MBARRIER) only.
+#if XB_NATIVE_MBARRIER
+// The instructions are the native lowering's own (platform/cuda_mbarrier.hpp, cuda.hpp).
+namespace mb = xb::detail::mbarrier;
+using platform = xb::detail::platform;
+constexpr auto cta = xb::detail::mem_scope::block;
+
+__device__ __forceinline__ uint64_t arrive(uint64_t* bar) { return mb::arrive(bar, 1); }
 __device__ __forceinline__ bool claim(unsigned* word, unsigned round) {
   return atomicCAS(word, round, round + 1) == round;
 }
 
-enum { GATE = 1, LOOK = 2, CONTROL = 4, REJOIN = 8 };
 __device__ __forceinline__ uint64_t load_acquire(const uint64_t* w) {
-  uint64_t v;
-  asm volatile("ld.acquire.cta.shared.u64 %0, [%1];" : "=l"(v) : "r"(smem(w)) : "memory");
-  return v;
+  return platform::load<cta>(w, xb::detail::mem_order::acquire);
 }
+// st.release directly: the platform's release store goes through libcu++ (a fence and a
+// generic store), whose cost in the engine was measured separately (XB_EXP 1 and 6).
 __device__ __forceinline__ void store_release(uint64_t* w, uint64_t v) {
-  asm volatile("st.release.cta.shared.u64 [%0], %1;" ::"r"(smem(w)), "l"(v) : "memory");
+  asm volatile("st.release.cta.shared.u64 [%0], %1;" ::"r"(mb::smem(w)), "l"(v) : "memory");
 }
 __device__ __forceinline__ bool cas64(uint64_t* w, uint64_t expected, uint64_t desired) {
-  uint64_t old;
-  asm volatile("atom.relaxed.cta.shared.cas.b64 %0, [%1], %2, %3;"
-               : "=l"(old) : "r"(smem(w)), "l"(expected), "l"(desired) : "memory");
-  return old == expected;
+  return platform::compare_exchange<cta>(w, expected, desired, xb::detail::mem_order::relaxed);
 }
 
+#endif
+
 __global__ void rt(int variant, int features, unsigned rounds, unsigned long long* cycles, unsigned* wrong) {
+#if XB_NATIVE_MBARRIER
   __shared__ uint64_t m, p, control;
   __shared__ unsigned claimed;
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem(&m)), "r"(blockDim.x + ((features & GATE) ? 1 : 0)) : "memory");
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem(&p)), "r"(1) : "memory");
+    mb::init(&m, blockDim.x + ((features & GATE) ? 1 : 0));
+    mb::init(&p, 1);
     if (features & GATE) (void)arrive(&m);
     claimed = 0;
     control = 0;
@@ -84,36 +72,36 @@ __global__ void rt(int variant, int features, unsigned rounds, unsigned long lon
     const uint32_t parity = r & 1;
     const uint64_t state = arrive(&m);
     if (variant == 0) {
-      while (!try_wait_parity(&m, parity)) {}
+      while (!mb::try_wait_parity(&m, parity)) {}
       continue;
     }
-    if (variant == 4) while (!try_wait_parity(&m, parity)) {}
+    if (variant == 4) while (!mb::try_wait_parity(&m, parity)) {}
     const unsigned lanes = __activemask();
     const bool looks = variant == 1 || lane0;
     if (features & CONTROL) {
-      if (looks && test_wait(&m, state)) {
+      if (looks && mb::test_wait(&m, state)) {
         const uint64_t k = load_acquire(&control);
-        if (!(k & 1) && test_wait_parity(&m, uint32_t(k >> 1) & 1) && cas64(&control, k, k | 1)) {
+        if (!(k & 1) && mb::test_wait_parity(&m, uint32_t(k >> 1) & 1) && cas64(&control, k, k | 1)) {
           ++claimed;
           (void)arrive(&p);
           store_release(&control, k + 2 - 0);
           if (features & GATE) (void)arrive(&m);
         }
       }
-    } else if (looks && test_wait(&m, state) && claim(&claimed, r)) {
+    } else if (looks && mb::test_wait(&m, state) && claim(&claimed, r)) {
       (void)arrive(&p);
       if (features & GATE) (void)arrive(&m);
     }
     if (features & REJOIN) __syncwarp(lanes);
     if (features & LOOK) {
       const uint64_t d = load_acquire(&control) >> 1;
-      const bool ended = test_wait(&m, state);
+      const bool ended = mb::test_wait(&m, state);
       if ((load_acquire(&control) >> 1) != d && !ended) atomicAdd(wrong, 0u);  // keeps the reads
     }
     if (variant == 3) {
-      while (!test_wait_parity(&p, parity)) {}
+      while (!mb::test_wait_parity(&p, parity)) {}
     } else {
-      while (!try_wait_parity(&p, parity)) {}
+      while (!mb::try_wait_parity(&p, parity)) {}
     }
   }
   const unsigned long long took = clock64() - start;
@@ -121,6 +109,7 @@ __global__ void rt(int variant, int features, unsigned rounds, unsigned long lon
     *cycles = took;
     if (variant != 0 && claimed != rounds) atomicAdd(wrong, 1u);
   }
+#endif
 }
 
 int main() {
