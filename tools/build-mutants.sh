@@ -8,6 +8,8 @@
 #                                token's parity on P returns before step k
 #   drop-without-lock            a drop lowers E without taking the control word, and the
 #                                completer reads E afresh: the old two-mbarrier design
+#   elect-across-barriers        one lane looks for the step for all the lanes of its warp
+#                                that arrived together, whichever barrier each arrived on
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . /opt/gpu-toolchains/env.sh
@@ -41,4 +43,6 @@ s = s.replace("const bool nobody_left = participants(k) == 0 && ((k & z_bit) != 
               "const bool nobody_left = participants(read_control(w)) == 0;")
 s = s.replace("platform::store<ms>(control(w), after_step(k), mem_order::release);",
               "(void)platform::fetch_add<ms>(control(w), 1, mem_order::release);")'
+mutate elect-across-barriers '
+s = s.replace("__match_any_sync(__activemask(), reinterpret_cast<unsigned long long>(w))", "__activemask()")'
 ls -la "$BIN"/mutant-*

@@ -17,6 +17,7 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
         case("completion_token_taken_during_step", "completion", token_in_step::<B>),
         case("completion_drop_counted_in_next_phase", "completion", drop_in_step::<B>),
         case("completion_two_steps_in_one_call", "completion", two_steps::<B>),
+        case("completion_lanes_on_two_barriers", "completion", lanes_on_two_barriers::<B>),
     ]
 }
 
@@ -107,4 +108,9 @@ fn drop_in_step<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
 fn two_steps<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     per_block_size(ctx, "xbc_completion_two_steps_in_one_call", &[128], 50)?;
     Ok(Pass("50 rounds: an arrive_and_wait whose step's end completes the next phase returns".into()))
+}
+
+fn lanes_on_two_barriers<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    per_block_size(ctx, "xbc_completion_lanes_on_two_barriers", &[64, 256, 1024], 200)?;
+    Ok(Pass("200 rounds: even and odd lanes arrive on two barriers at once; each step runs in its last arrival".into()))
 }

@@ -19,7 +19,7 @@
 //    one thread wins), runs the function, arrives on P (publish), stores d+1 with K free
 //    and gives the gate for d+1. The gate can end phase d+1 (its arrivals may all be in),
 //    so the completer settles again. Who looks: an arrival that sees its phase ended right
-//    after it (in a plain round trip, the lanes of the last warp to arrive); a
+//    after it (one lane for the lanes of a warp that arrived together, 6.); a
 //    thread's complete_tx or expect_tx (either can end a phase, P1); a drop; and a waiter
 //    whose phase is not published when its try_wait on P gives up, which covers a phase
 //    the copy engine ended after the last arrival. A phase the copy engine ends is seen by no
@@ -51,6 +51,16 @@
 //    & 1, so the gate for d+1 is still given; that phase's own completer withholds the
 //    next. Only completers d and d+1 can see E = 0 (no gate follows), so one bit suffices.
 //    A drop may wait for a running step to end (it needs K).
+// 6. One look per warp. An arrival whose test of M saw its phase end knows step j-1 is
+//    published (M's phase j ended, so its gate was given), and it needs no stable read of
+//    d. Of the lanes of a warp that arrived on one barrier in the same instruction
+//    (__match_any_sync over the lanes executing together), only the lowest that saw an end
+//    settles; the others wait for it in a shuffle, so no lane waits on P while its warp
+//    still holds the step (the shuffle is also how they learn that the leader ran the step
+//    of their phase: lanes of one arrival span at most two phases, so the same parity means
+//    the same phase). Every lane that saw an end settling, as before, put a CAS per lane on
+//    K, serialized behind the step: 2140 -> 1381 cycles per round trip at 128 threads on
+//    the H200 (bench/results/2026-11-30-session6-h200.md).
 //
 // max() of such a barrier is one less than the protocol's on every target (the gate's
 // count), so portable code sees one value.
@@ -140,25 +150,38 @@ struct mbarrier_completion_engine {
     }
   }
 
-  // After an arrival with `state` (2. and 3.): one that sees the phase ended settles; an
-  // arrival counted during the previous phase's step waits for its publish.
-  // Whether this call ran a step after seeing its own phase end (so that phase is published).
-  // Unlike the protocol, the lanes do not rejoin their warp after the step: here that cost
-  // 70-130 cycles per round trip on the H200 (bench/results/2026-11-30-session5-h200.md).
+  static XB_INLINE uint32_t lane() {
+    uint32_t id;
+    asm("mov.u32 %0, %%laneid;" : "=r"(id));
+    return id;
+  }
+
+  // After an arrival with `state` (2., 3. and 6.): one that sees the phase ended settles;
+  // an arrival counted during the previous phase's step waits for its publish. Whether this
+  // call's phase is published because a step of this warp ran after it ended.
   template <class F>
   static XB_DEVICE bool after_arrival(uint64_t* w, uint64_t state, F& fn) {
     XB_COMPLETION_TRACE(1);
-    const bool ran = mbarrier::test_wait(w, state) && settle(w, fn);
-    XB_COMPLETION_TRACE(2);
-    if (ran) return true;
+    const bool ended = mbarrier::test_wait(w, state);
+    const bool parity = parity_of_token(state);
+    const uint32_t together = __match_any_sync(__activemask(), reinterpret_cast<unsigned long long>(w));
+    const uint32_t seen = __ballot_sync(together, ended);
+    if (seen) {
+      const uint32_t leader = uint32_t(__ffs(seen) - 1);
+      const bool ran = lane() == leader && settle(w, fn);
+      // 0: no step ran; else 1 + the parity of the phase the leader saw end.
+      const uint32_t ran_phase = __shfl_sync(together, ran ? 1u + uint32_t(parity) : 0u, leader);
+      XB_COMPLETION_TRACE(2);
+      if (ended) return ran_phase == 1u + uint32_t(parity);
+    }
+    if (ended) return false;  // 6.: phase j ended in M, so P has published j-1
     // A stable d around the test of M: M's phase is d or d+1, so the state's parity says
     // whether this arrival was counted in phase d+1, ahead of P.
-    const bool parity = parity_of_token(state);
     for (;;) {
       const uint32_t d = done_steps(read_control(w));
-      const bool ended = mbarrier::test_wait(w, state);
+      const bool ended_now = mbarrier::test_wait(w, state);
       if (done_steps(read_control(w)) != d) continue;
-      if (ended || parity == bool(d & 1)) return false;
+      if (ended_now || parity == bool(d & 1)) return false;
       // Counted during step d: until d moves on. (Not P's parity: with this arrival in,
       // phase d+1 may end and P move two phases before this thread looks.)
       // Its arrival in phase d+1 proves phase d ended, so look for the step first.

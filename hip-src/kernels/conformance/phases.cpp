@@ -194,6 +194,32 @@ XB_KERNEL void xbc_completion_spanning(unsigned long long* report, unsigned roun
   }
 }
 
+// Lanes of one warp arrive on two barriers in the same instruction: even threads on bars[0],
+// odd ones on bars[1] (arrive only), each barrier expecting half the block. The arrival that
+// ends a phase runs its step before it returns, whichever lanes share its warp, so after
+// the round's __syncthreads both counts are r + 1. (On the native CUDA path one lane looks
+// for the step per barrier the warp arrived on, completion_engine.hpp 6.; one look shared
+// across both barriers leaves a step to nobody.)
+XB_KERNEL void xbc_completion_lanes_on_two_barriers(unsigned long long* report, unsigned rounds) {
+  __shared__ xb::barrier<xb::thread_scope_block, count_phases> bars[2];
+  __shared__ unsigned completed[2];
+  const unsigned n = xbc::block_threads(), t = threadIdx.x;
+  if (t == 0) {
+    for (unsigned b = 0; b < 2; ++b) {
+      completed[b] = 0;
+      init(&bars[b], n / 2, count_phases{&completed[b]});
+    }
+  }
+  __syncthreads();
+  for (unsigned r = 0; r < rounds; ++r) {
+    (void)bars[t & 1].arrive();
+    __syncthreads();
+    xbc::expect_eq(report, r, completed[0], r + 1);
+    xbc::expect_eq(report, 100000 + r, completed[1], r + 1);
+    __syncthreads();  // nobody starts the next round while another thread still reads
+  }
+}
+
 // A completion step that lasts: it counts the steps started, then waits (up to 20 us) for
 // `late_goal` arrivals made while it runs, then counts itself done. Threads spin on
 // `started` to arrive during a step.
