@@ -6,7 +6,7 @@ use super::{case, Case};
 use crate::harness::{launched, CaseResult, Ctx, Pass};
 
 pub fn cases<B: Backend>() -> Vec<Case<B>> {
-    vec![case("max_values", "limits", max::<B>)]
+    vec![case("max_values", "limits", max::<B>), case("dynamic_shared_alignment", "limits", dynamic_shared::<B>)]
 }
 
 fn max<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
@@ -39,4 +39,20 @@ fn max<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
         }
     }
     Ok(Pass("block/thread 2^20-1 (2^20-2 with completion), device/system 2^31-1, 8 and 32 bytes".into()))
+}
+
+fn dynamic_shared<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    let out = ctx.device.alloc::<i64>(2).map_err(|e| e.to_string())?;
+    let config = LaunchConfig::new(1, 64).shared(256);
+    // SAFETY: `xbc_dynamic_shared_alignment(long long* out)`; out has 2 slots; the kernel
+    // touches 64 bytes of the 256 dynamic bytes it is given.
+    launched(unsafe { ctx.launch("xbc_dynamic_shared_alignment", config, &[out.arg()]) }, "xbc_dynamic_shared_alignment")?;
+    let got = out.download().map_err(|e| e.to_string())?;
+    if got[1] != (1..=24).sum::<i64>() {
+        return Err(format!("the kernel's static shared bytes read back as {}, expected 300", got[1]));
+    }
+    if got[0] != 0 {
+        return Err(format!("xb::dynamic_shared is {} bytes past a 128-byte boundary after 24 static bytes", got[0]));
+    }
+    Ok(Pass("xb::dynamic_shared is 128-byte aligned after a kernel's static shared variables".into()))
 }

@@ -32,3 +32,19 @@ XB_KERNEL void xbc_max(long long* out) {
   out[6] = sizeof(xb::barrier<xb::thread_scope_block>);
   out[7] = sizeof(xb::barrier<xb::thread_scope_block, some_completion>);
 }
+
+// Where xb::dynamic_shared lands after 24 bytes of static shared memory: out[0] is its
+// address modulo 128 (0 expected: stages that straddle 128-byte lines slow the copy engine,
+// kernel.hpp), out[1] the static bytes read back (keeps them in the kernel).
+XB_KERNEL void xbc_dynamic_shared_alignment(long long* out) {
+  __shared__ unsigned char fixed[24];
+  unsigned char* dynamic = xb::dynamic_shared<unsigned char>();
+  if (threadIdx.x < 24) fixed[threadIdx.x] = static_cast<unsigned char>(threadIdx.x + 1);
+  dynamic[threadIdx.x] = 0;
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  out[0] = static_cast<long long>(reinterpret_cast<uintptr_t>(dynamic) % 128);
+  long long sum = 0;
+  for (int i = 0; i < 24; ++i) sum += fixed[i];
+  out[1] = sum;
+}
