@@ -10,6 +10,8 @@
 #                                completer reads E afresh: the old two-mbarrier design
 #   elect-across-barriers        one lane looks for the step for all the lanes of its warp
 #                                that arrived together, whichever barrier each arrived on
+#   skip-wait-unpublished        a lane that saw its phase end returns without waiting on P
+#                                even when its warp's look ran no step (another warp holds it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . /opt/gpu-toolchains/env.sh
@@ -45,4 +47,6 @@ s = s.replace("platform::store<ms>(control(w), after_step(k), mem_order::release
               "(void)platform::fetch_add<ms>(control(w), 1, mem_order::release);")'
 mutate elect-across-barriers '
 s = s.replace("__match_any_sync(__activemask(), reinterpret_cast<unsigned long long>(w))", "__activemask()")'
+mutate skip-wait-unpublished '
+s = s.replace("if (ended) return leader_ran;", "if (ended) return true;")'
 ls -la "$BIN"/mutant-*

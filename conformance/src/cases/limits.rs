@@ -46,10 +46,8 @@ fn dynamic_shared<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     let config = LaunchConfig::new(1, 64).shared(256);
     // SAFETY: `xbc_dynamic_shared_alignment(long long* out)`; out has 2 slots; the kernel
     // touches 64 bytes of the 256 dynamic bytes it is given.
-    launched(
-        unsafe { ctx.launch("xbc_dynamic_shared_alignment", config, &[out.arg()]) },
-        "xbc_dynamic_shared_alignment",
-    )?;
+    let result = unsafe { ctx.launch("xbc_dynamic_shared_alignment", config, &[out.arg()]) };
+    launched(result, "xbc_dynamic_shared_alignment")?;
     let got = out.download().map_err(|e| e.to_string())?;
     if got[1] != (1..=24).sum::<i64>() {
         return Err(format!("the kernel's static shared bytes read back as {}, expected 300", got[1]));

@@ -111,6 +111,21 @@ fn two_steps<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
 }
 
 fn lanes_on_two_barriers<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
-    per_block_size(ctx, "xbc_completion_lanes_on_two_barriers", &[64, 256, 1024], 200)?;
-    Ok(Pass("200 rounds: even and odd lanes arrive on two barriers at once; each step runs in its last arrival".into()))
+    const KERNEL: &str = "xbc_completion_lanes_on_two_barriers";
+    for wait in [0u32, 1] {
+        for threads in [64u32, 256, 1024] {
+            let report = ctx.report()?;
+            let args = [report.arg(), 200u32.into(), wait.into()];
+            // SAFETY: the kernel is `(unsigned long long* report, unsigned rounds, unsigned wait)`;
+            // `report` lives until the launch has been synchronized.
+            let result = unsafe { ctx.launch(KERNEL, LaunchConfig::new(2, threads), &args) };
+            launched(result, KERNEL)?;
+            let form = if wait == 1 { "arrive_and_wait" } else { "arrive" };
+            check_report(&report, &format!("{KERNEL} ({form}) with {threads} threads"))?;
+        }
+    }
+    Ok(Pass(
+        "200 rounds: even and odd lanes arrive (or arrive and wait) on two barriers at once; each step runs before its last arrival returns"
+            .into(),
+    ))
 }

@@ -30,9 +30,9 @@
 //    protocol's does, so every token's phase j has d >= j once arrive returns: P's phase is j or j+1
 //    and a parity wait on P is exact, as it is for a plain mbarrier. Which phase an arrival
 //    was counted in follows from its state's parity (bit 63) and a stable read of d around
-//    a test of M. A call that ran a step after seeing its own phase end has published that
-//    phase and returns without waiting (its token may then be two phases old, as a plain
-//    mbarrier's is when two phases end before the wait). Ordering: arrivals release into
+//    a test of M. A call that saw its own phase end, and whose warp's look (6.) then ran a
+//    step, finds that phase published and returns without waiting (its token may then be
+//    two phases old, as a plain mbarrier's is when two phases end before the wait). Ordering: arrivals release into
 //    M, the claimant's test_wait acquires them; its arrive on P releases the function's
 //    writes to waiters' try_wait, and K's store of d+1 after it is a release, so a thread
 //    that reads d+1 finds P published. All of it is CTA scope, the barrier's scope.
@@ -51,16 +51,18 @@
 //    & 1, so the gate for d+1 is still given; that phase's own completer withholds the
 //    next. Only completers d and d+1 can see E = 0 (no gate follows), so one bit suffices.
 //    A drop may wait for a running step to end (it needs K).
-// 6. One look per warp. An arrival whose test of M saw its phase end knows step j-1 is
+// 6. One look per warp. An arrival whose test of M saw its phase j end knows step j-1 is
 //    published (M's phase j ended, so its gate was given), and it needs no stable read of
-//    d. Of the lanes of a warp that arrived on one barrier in the same instruction
-//    (__match_any_sync over the lanes executing together), only the lowest that saw an end
-//    settles; the others wait for it in a shuffle, so no lane waits on P while its warp
-//    still holds the step (the shuffle is also how they learn that the leader ran the step
-//    of their phase: lanes of one arrival span at most two phases, so the same parity means
-//    the same phase). Every lane that saw an end settling, as before, put a CAS per lane on
-//    K, serialized behind the step: 2140 -> 1381 cycles per round trip at 128 threads on
-//    the H200 (bench/results/2026-11-30-session6-h200.md).
+//    d. Of the lanes of a warp that run after_arrival together on one barrier
+//    (__match_any_sync over __activemask()), only the lowest that saw an end settles, after
+//    a __syncwarp that orders every lane's test of M before its read of K: each step it
+//    claims is at or past every such lane's j (d >= j once phase j ended). So when the
+//    leader ran a step, every lane that saw its phase end finds that phase published; a
+//    second __syncwarp hands them the leader's view (the step's writes, or the release of K
+//    it read) and they return without waiting on P. No lane of the group waits on P while
+//    the leader holds the step. Before, every lane that saw an end settled: one CAS per lane
+//    on K, serialized behind the step (2140 -> 1310 cycles per round trip at 128 threads on
+//    the H200, bench/results/2026-11-30-session6-h200.md).
 //
 // max() of such a barrier is one less than the protocol's on every target (the gate's
 // count), so portable code sees one value.
@@ -168,11 +170,12 @@ struct mbarrier_completion_engine {
     const uint32_t seen = __ballot_sync(together, ended);
     if (seen) {
       const uint32_t leader = uint32_t(__ffs(seen) - 1);
+      __syncwarp(together);  // memory order: every lane's test of M before the leader reads K
       const bool ran = lane() == leader && settle(w, fn);
-      // 0: no step ran; else 1 + the parity of the phase the leader saw end.
-      const uint32_t ran_phase = __shfl_sync(together, ran ? 1u + uint32_t(parity) : 0u, leader);
+      __syncwarp(together);  // and what the leader saw before the lanes that skip their wait
+      const bool leader_ran = __shfl_sync(together, ran, leader) != 0;
       XB_COMPLETION_TRACE(2);
-      if (ended) return ran_phase == 1u + uint32_t(parity);
+      if (ended) return leader_ran;
     }
     if (ended) return false;  // 6.: phase j ended in M, so P has published j-1
     // A stable d around the test of M: M's phase is d or d+1, so the state's parity says

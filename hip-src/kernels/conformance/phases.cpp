@@ -195,12 +195,15 @@ XB_KERNEL void xbc_completion_spanning(unsigned long long* report, unsigned roun
 }
 
 // Lanes of one warp arrive on two barriers in the same instruction: even threads on bars[0],
-// odd ones on bars[1] (arrive only), each barrier expecting half the block. The arrival that
-// ends a phase runs its step before it returns, whichever lanes share its warp, so after
-// the round's __syncthreads both counts are r + 1. (On the native CUDA path one lane looks
+// odd ones on bars[1], each barrier expecting half the block. The arrival that ends a phase
+// runs its step before it returns, whichever lanes share its warp, so after the round's
+// __syncthreads both counts are r + 1. (On the native CUDA path one lane looks
 // for the step per barrier the warp arrived on, completion_engine.hpp 6.; one look shared
 // across both barriers leaves a step to nobody.)
-XB_KERNEL void xbc_completion_lanes_on_two_barriers(unsigned long long* report, unsigned rounds) {
+// With `wait` set, every thread uses arrive_and_wait instead and checks its own barrier's
+// count as soon as the call returns: a lane whose warp's look ran the step skips its wait
+// on the native path, and must still find the step done.
+XB_KERNEL void xbc_completion_lanes_on_two_barriers(unsigned long long* report, unsigned rounds, unsigned wait) {
   __shared__ xb::barrier<xb::thread_scope_block, count_phases> bars[2];
   __shared__ unsigned completed[2];
   const unsigned n = xbc::block_threads(), t = threadIdx.x;
@@ -212,7 +215,12 @@ XB_KERNEL void xbc_completion_lanes_on_two_barriers(unsigned long long* report, 
   }
   __syncthreads();
   for (unsigned r = 0; r < rounds; ++r) {
-    (void)bars[t & 1].arrive();
+    if (wait) {
+      bars[t & 1].arrive_and_wait();
+      xbc::expect_eq(report, 200000 + r, completed[t & 1], r + 1);
+    } else {
+      (void)bars[t & 1].arrive();
+    }
     __syncthreads();
     xbc::expect_eq(report, r, completed[0], r + 1);
     xbc::expect_eq(report, 100000 + r, completed[1], r + 1);
