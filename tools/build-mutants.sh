@@ -48,5 +48,5 @@ s = s.replace("platform::store<ms>(control(w), after_step(k), mem_order::release
 mutate elect-across-barriers '
 s = s.replace("__match_any_sync(__activemask(), reinterpret_cast<unsigned long long>(w))", "__activemask()")'
 mutate skip-wait-unpublished '
-s = s.replace("if (ended) return leader_ran;", "if (ended) return true;")'
+s = s.replace("if (ended && led != 0) {", "if (ended) return true;\n      if (ended && led != 0) {")'
 ls -la "$BIN"/mutant-*

@@ -57,12 +57,13 @@
 //    (__match_any_sync over __activemask()), only the lowest that saw an end settles, after
 //    a __syncwarp that orders every lane's test of M before its read of K: each step it
 //    claims is at or past every such lane's j (d >= j once phase j ended). So when the
-//    leader ran a step, every lane that saw its phase end finds that phase published; a
-//    second __syncwarp hands them the leader's view (the step's writes, or the release of K
-//    it read) and they return without waiting on P. No lane of the group waits on P while
-//    the leader holds the step. Before, every lane that saw an end settled: one CAS per lane
-//    on K, serialized behind the step (2140 -> 1310 cycles per round trip at 128 threads on
-//    the H200, bench/results/2026-11-30-session6-h200.md).
+//    leader ran a step, every lane that saw its phase end has it published; the leader
+//    passes the step count it published in the shuffle that ends its look, and a lane whose
+//    acquire read of K then shows that count or more returns without waiting on P (a second
+//    __syncwarp would order the same, for 180 cycles more per round trip). No lane of the
+//    group waits on P while the leader holds the step. Before, every lane that saw an end
+//    settled: one CAS per lane on K, serialized behind the step (2140 -> 1310 cycles per
+//    round trip at 128 threads on the H200, bench/results/2026-11-30-session6-h200.md).
 //
 // max() of such a barrier is one less than the protocol's on every target (the gate's
 // count), so portable code sees one value.
@@ -120,9 +121,10 @@ struct mbarrier_completion_engine {
     mbarrier::fence_init();
   }
 
-  // Runs every step that is due (2. and 4. above); whether this thread ran one.
+  // Runs every step that is due (2. and 4. above); whether this thread ran one. After each
+  // step, *published_steps (if given) holds the step count it published.
   template <class F>
-  static XB_DEVICE bool settle(uint64_t* w, F& fn) {
+  static XB_DEVICE bool settle(uint64_t* w, F& fn, uint32_t* published_steps = nullptr) {
     bool ran = false;
     for (;;) {
       uint64_t k = read_control(w);
@@ -143,6 +145,7 @@ struct mbarrier_completion_engine {
       XB_COMPLETION_TRACE(7);
       // Release: whoever reads d+1 must also find P published (3. relies on P >= d).
       platform::store<ms>(control(w), after_step(k), mem_order::release);
+      if (published_steps) *published_steps = done_steps(after_step(k));
       if (nobody_left) return ran;
       // The gate for the next phase (it releases K's store). Its own state tells whether it
       // ended that phase: a test without it may run before the arrival lands.
@@ -171,11 +174,18 @@ struct mbarrier_completion_engine {
     if (seen) {
       const uint32_t leader = uint32_t(__ffs(seen) - 1);
       __syncwarp(together);  // memory order: every lane's test of M before the leader reads K
-      const bool ran = lane() == leader && settle(w, fn);
-      __syncwarp(together);  // and what the leader saw before the lanes that skip their wait
-      const bool leader_ran = __shfl_sync(together, ran, leader) != 0;
+      uint32_t steps = 0;
+      const bool ran = lane() == leader && settle(w, fn, &steps);
+      // 0 if the leader ran no step, else 1 + twice the step count it published last.
+      const uint32_t led = __shfl_sync(together, ran ? 1u + (steps << 1) : 0u, leader);
       XB_COMPLETION_TRACE(2);
-      if (ended) return leader_ran;
+      if (ran) return true;
+      if (ended && led != 0) {
+        // A shuffle orders no memory: an acquire read of K at or past the leader's publish
+        // does (it synchronizes with that release store or a later completer's).
+        const uint32_t past = (done_steps(read_control(w)) - (led >> 1)) & (step_mask >> 1);
+        if (past < (1u << 30)) return true;
+      }
     }
     if (ended) return false;  // 6.: phase j ended in M, so P has published j-1
     // A stable d around the test of M: M's phase is d or d+1, so the state's parity says
