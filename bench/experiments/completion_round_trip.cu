@@ -20,10 +20,7 @@
 // The `fine` variant's probes (completion_variants_s6.sh) record nothing here.
 #define XB_TRACE_AFTER(site, v)
 #include <xbarrier/barrier.hpp>
-struct count_steps {
-  unsigned* steps;
-  __device__ void operator()() noexcept { ++*steps; }
-};
+#include "count_steps.hpp"
 __global__ void rt(unsigned rounds, unsigned long long* cycles_of_block) {
   unsigned long long* cycles = cycles_of_block + blockIdx.x;
   __shared__ xb::barrier<xb::thread_scope_block, count_steps> bar;

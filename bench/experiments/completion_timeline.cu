@@ -39,10 +39,7 @@ __device__ __forceinline__ void trace_after(int site, unsigned v) {
 __device__ unsigned g_at[kRounds][kWarps][kSites];
 __device__ unsigned g_step[kRounds][kSites];
 
-struct count_steps {
-  unsigned* steps;
-  __device__ void operator()() noexcept { ++*steps; }
-};
+#include "count_steps.hpp"
 
 __global__ void round_trips(unsigned warmup) {
   __shared__ xb::barrier<xb::thread_scope_block, count_steps> bar;

@@ -27,10 +27,7 @@ __device__ __forceinline__ void trace(int site) {
 #define XB_COMPLETION_TRACE(site) trace(site)
 #include <xbarrier/barrier.hpp>
 
-struct count_steps {
-  unsigned* steps;
-  __device__ void operator()() noexcept { ++*steps; }
-};
+#include "count_steps.hpp"
 
 __global__ void round_trips(unsigned warmup) {
   __shared__ xb::barrier<xb::thread_scope_block, count_steps> bar;
