@@ -27,8 +27,8 @@ def rep(old, new):
     global s
     assert s.count(old) == 1, old
     s = s.replace(old, new)
-# arrive_and_wait: its fetch_add result, the rejoin, its poll (both before and after 9a1c2e0's
-# published_by_lanes, whose line sits between the rejoin and the waits).
+# arrive_and_wait: its fetch_add result, the rejoin, its poll; with or without run 15's
+# published_by_lanes line between the rejoin and the waits (tried, reverted, not in the tree).
 rep("""    settled s = {old & W::r_bit, false, false};
     if (XB_UNLIKELY(!still_collecting(old + delta))) s = settle(w, old, old + delta, 1, false, completion);""",
     """    XB_PROTOCOL_TRACE_AFTER(1, old >> 32);
