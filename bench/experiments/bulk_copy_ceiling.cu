@@ -13,12 +13,12 @@
 //   nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -I hip-src/include -o bulk_copy_ceiling \
 //        bench/experiments/bulk_copy_ceiling.cu
 //   ./bulk_copy_ceiling            (GB/s, median of 7 launches, per configuration)
-#include <algorithm>
 #include <cstdio>
 #include <cstdint>
-#include <vector>
 
 #include <xbarrier/barrier.hpp>
+
+#include "median_gbs.hpp"
 
 constexpr unsigned MAX_STAGES = 16;
 
@@ -137,30 +137,21 @@ int main() {
   }
   fill<<<sms * 8, 256>>>(reinterpret_cast<uint32_t*>(src), bytes / 4, 7);
   cudaFuncSetAttribute(copy, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 << 10);
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
   int wrong = 0, round = 0;
+  // Median GB/s of 7 timed launches after 2 untimed ones; every copy compared with its source.
   auto measure = [&](auto launch) {
-    std::vector<double> gbs;
-    for (int rep = 0; rep < 9; ++rep) {
-      cudaMemsetAsync(dst, rep & 0xff, bytes);  // a stale copy must not pass
-      cudaEventRecord(a);
-      launch();
-      cudaEventRecord(b);
-      if (cudaEventSynchronize(b) != cudaSuccess) { std::printf("launch failed\n"); std::exit(1); }
-      float ms = 0;
-      cudaEventElapsedTime(&ms, a, b);
-      cudaMemset(count, 0, 8);
-      differ<<<sms * 8, 256>>>(reinterpret_cast<const uint4*>(src), reinterpret_cast<const uint4*>(dst), bytes / 16, count);
-      unsigned long long c = 0;
-      cudaMemcpy(&c, count, 8, cudaMemcpyDeviceToHost);
-      if (c) ++wrong;
-      if (rep >= 2) gbs.push_back(2.0 * double(bytes) / (ms * 1e-3) / 1e9);
-    }
     ++round;
-    std::sort(gbs.begin(), gbs.end());
-    return gbs[gbs.size() / 2];
+    return median_gbs(
+        2.0 * double(bytes), 9, 2,
+        [&](int rep) { cudaMemsetAsync(dst, rep & 0xff, bytes); },  // a stale copy must not pass
+        launch,
+        [&](int) {
+          cudaMemset(count, 0, 8);
+          differ<<<sms * 8, 256>>>(reinterpret_cast<const uint4*>(src), reinterpret_cast<const uint4*>(dst), bytes / 16, count);
+          unsigned long long c = 0;
+          cudaMemcpy(&c, count, 8, cudaMemcpyDeviceToHost);
+          if (c) ++wrong;
+        });
   };
   auto memcpy_gbs = [&] { return measure([&] { cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice); }); };
   std::vector<shape> shapes = {

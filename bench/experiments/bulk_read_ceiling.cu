@@ -17,9 +17,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdint>
-#include <vector>
 
 #include <xbarrier/barrier.hpp>
+
+#include "median_gbs.hpp"
 
 constexpr unsigned MAX_STAGES = 16;
 
@@ -139,28 +140,16 @@ int main() {
   unsigned long long expected = 0;
   if (cudaDeviceSynchronize() != cudaSuccess) { std::printf("fill failed\n"); return 1; }
   cudaMemcpy(&expected, total, 8, cudaMemcpyDeviceToHost);
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
   int wrong = 0;
   // Median GB/s of 9 timed launches after 2 untimed ones; `check` compares every sum.
   auto measure = [&](auto launch, bool check) {
-    std::vector<double> gbs;
-    for (int rep = 0; rep < 11; ++rep) {
-      cudaMemset(total, 0, 8);
-      cudaEventRecord(a);
-      launch();
-      cudaEventRecord(b);
-      if (cudaEventSynchronize(b) != cudaSuccess) { std::printf("launch failed\n"); std::exit(1); }
-      float ms = 0;
-      cudaEventElapsedTime(&ms, a, b);
-      unsigned long long got = 0;
-      cudaMemcpy(&got, total, 8, cudaMemcpyDeviceToHost);
-      if (check && got != expected) ++wrong;
-      if (rep >= 2) gbs.push_back(double(bytes) / (ms * 1e-3) / 1e9);
-    }
-    std::sort(gbs.begin(), gbs.end());
-    return gbs[gbs.size() / 2];
+    return median_gbs(
+        double(bytes), 11, 2, [&](int) { cudaMemset(total, 0, 8); }, launch,
+        [&](int) {
+          unsigned long long got = 0;
+          cudaMemcpy(&got, total, 8, cudaMemcpyDeviceToHost);
+          if (check && got != expected) ++wrong;
+        });
   };
   auto plain = [&] { return measure([&] { grid_stride<<<sms * 8, 256>>>(reinterpret_cast<const uint4*>(data), bytes / 16, total); }, true); };
   std::vector<shape> shapes = {
