@@ -62,8 +62,10 @@
 //    acquire read of K then shows that count or more returns without waiting on P (a second
 //    __syncwarp would order the same, for 180 cycles more per round trip). No lane of the
 //    group waits on P while the leader holds the step. Before, every lane that saw an end
-//    settled: one CAS per lane on K, serialized behind the step (2140 -> 1310 cycles per
-//    round trip at 128 threads on the H200, bench/results/2026-11-30-session6-h200.md).
+//    settled: one CAS per lane on K, serialized behind the step (2140 -> 1377 cycles per
+//    round trip at 128 threads on the H200, bench/results/2026-11-30-session6-h200.md). A
+//    completion function runs on the leader while its warp-mates wait in that shuffle, so it
+//    must not use warp-wide collectives (as with any function one thread runs).
 //
 // max() of such a barrier is one less than the protocol's on every target (the gate's
 // count), so portable code sees one value.
@@ -182,7 +184,8 @@ struct mbarrier_completion_engine {
       if (ran) return true;
       if (ended && led != 0) {
         // A shuffle orders no memory: an acquire read of K at or past the leader's publish
-        // does (it synchronizes with that release store or a later completer's).
+        // does. Every later write of K continues the order: a completer's relaxed CAS (an RMW
+        // in the release sequence), its release store, or a drop's release store.
         const uint32_t past = (done_steps(read_control(w)) - (led >> 1)) & (step_mask >> 1);
         if (past < (1u << 30)) return true;
       }
@@ -235,7 +238,8 @@ struct mbarrier_completion_engine {
     const bool parity = parity_of_token(state);
     uint64_t next = k - e_one;
     if (participants(next) == 0) next = parity ? (next | z_bit) : (next & ~z_bit);
-    platform::store<ms>(control(w), next, mem_order::relaxed);
+    // Release: a lane that learns from K that a step was published (6.) may read this.
+    platform::store<ms>(control(w), next, mem_order::release);
     membar_cta();  // 4.: then settle sees any phase that ended while this drop held K
     (void)settle(w, fn);
   }
