@@ -32,7 +32,8 @@
 //    was counted in follows from its state's parity (bit 63) and a stable read of d around
 //    a test of M. A call that saw its own phase end, and whose warp's look (6.) then ran a
 //    step, finds that phase published and returns without waiting (its token may then be
-//    two phases old, as a plain mbarrier's is when two phases end before the wait). Ordering: arrivals release into
+//    two phases old, as a plain mbarrier's is when two phases end before the wait).
+//    Ordering: arrivals release into
 //    M, the claimant's test_wait acquires them; its arrive on P releases the function's
 //    writes to waiters' try_wait, and K's store of d+1 after it is a release, so a thread
 //    that reads d+1 finds P published. All of it is CTA scope, the barrier's scope.
