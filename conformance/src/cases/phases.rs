@@ -1,6 +1,6 @@
 //! Phases, tokens, parity, arrival updates, drops and completion functions.
 
-use xbarrier::{Backend, LaunchConfig};
+use xbarrier::{Backend, KernelArg, LaunchConfig};
 
 use super::{case, Case};
 use crate::harness::{check_report, launched, CaseResult, Ctx, Pass};
@@ -21,14 +21,28 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
     ]
 }
 
-/// Runs a `(report*, unsigned)` kernel over several block sizes.
+/// Runs a `(report*, unsigned count)` kernel over several block sizes.
 fn per_block_size<B: Backend>(ctx: &Ctx<B>, kernel: &str, sizes: &[u32], count: u32) -> Result<(), String> {
+    per_block_size_args(ctx, kernel, sizes, &[count], kernel)
+}
+
+/// Runs a `(report*, unsigned...)` kernel, with `args` after the report, over several block
+/// sizes; `label` names the run in a failure.
+fn per_block_size_args<B: Backend>(
+    ctx: &Ctx<B>,
+    kernel: &str,
+    sizes: &[u32],
+    args: &[u32],
+    label: &str,
+) -> Result<(), String> {
     for &threads in sizes {
         let report = ctx.report()?;
-        // SAFETY: the kernel is `(unsigned long long* report, unsigned count)`; `report` lives
-        // until the launch has been synchronized.
-        launched(unsafe { ctx.launch(kernel, LaunchConfig::new(2, threads), &[report.arg(), count.into()]) }, kernel)?;
-        check_report(&report, &format!("{kernel} with {threads} threads"))?;
+        let launch_args: Vec<KernelArg> = std::iter::once(report.arg()).chain(args.iter().map(|&a| a.into())).collect();
+        // SAFETY: the kernel is `(unsigned long long* report, unsigned...)` with one unsigned per
+        // entry of `args`; `report` lives until the launch has been synchronized.
+        let result = unsafe { ctx.launch(kernel, LaunchConfig::new(2, threads), &launch_args) };
+        launched(result, kernel)?;
+        check_report(&report, &format!("{label} with {threads} threads"))?;
     }
     Ok(())
 }
@@ -112,17 +126,8 @@ fn two_steps<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
 
 fn lanes_on_two_barriers<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     const KERNEL: &str = "xbc_completion_lanes_on_two_barriers";
-    for wait in [0u32, 1] {
-        for threads in [64u32, 256, 1024] {
-            let report = ctx.report()?;
-            let args = [report.arg(), 200u32.into(), wait.into()];
-            // SAFETY: the kernel is `(unsigned long long* report, unsigned rounds, unsigned wait)`;
-            // `report` lives until the launch has been synchronized.
-            let result = unsafe { ctx.launch(KERNEL, LaunchConfig::new(2, threads), &args) };
-            launched(result, KERNEL)?;
-            let form = if wait == 1 { "arrive_and_wait" } else { "arrive" };
-            check_report(&report, &format!("{KERNEL} ({form}) with {threads} threads"))?;
-        }
+    for (wait, form) in [(0u32, "arrive"), (1, "arrive_and_wait")] {
+        per_block_size_args(ctx, KERNEL, &[64, 256, 1024], &[200, wait], &format!("{KERNEL} ({form})"))?;
     }
     Ok(Pass(
         "200 rounds: even and odd lanes arrive (or arrive and wait) on two barriers at once; each step runs before its last arrival returns"

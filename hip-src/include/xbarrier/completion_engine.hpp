@@ -33,10 +33,10 @@
 //    a test of M. A call that saw its own phase end, and whose warp's look (6.) then ran a
 //    step, finds that phase published and returns without waiting (its token may then be
 //    two phases old, as a plain mbarrier's is when two phases end before the wait).
-//    Ordering: arrivals release into
-//    M, the claimant's test_wait acquires them; its arrive on P releases the function's
-//    writes to waiters' try_wait, and K's store of d+1 after it is a release, so a thread
-//    that reads d+1 finds P published. All of it is CTA scope, the barrier's scope.
+//    Ordering: arrivals release into M, the claimant's test_wait acquires them; its arrive
+//    on P releases the function's writes to waiters' try_wait, and K's store of d+1 after
+//    it is a release, so a thread that reads d+1 finds P published. All of it is CTA scope,
+//    the barrier's scope.
 // 4. Handing the step over. A thread that sees K held leaves the step to the holder. A
 //    completer holds K while no phase can end (its gate is not given yet), so whatever
 //    phase the thread saw end is the one being run or an earlier one. A dropper holds K
@@ -80,7 +80,8 @@
 #if XB_NATIVE_MBARRIER
 #include "platform/cuda_mbarrier.hpp"
 
-// Timeline probes for bench/experiments/completion_trace.cu (empty in every real build).
+// Timeline probes for bench/experiments/completion_timeline.cu and completion_trace.cu
+// (empty in every real build).
 #ifndef XB_COMPLETION_TRACE
 #define XB_COMPLETION_TRACE(site)
 #endif
