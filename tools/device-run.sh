@@ -35,6 +35,8 @@ for mutant in "$BIN"/mutant-*; do
   LIMIT=30 run "$(basename "$mutant")" "$mutant" --test-threads 1 "[cuda] completion_"
 done
 [ -x "$BIN/xbar" ] && LIMIT=120 run bench "$BIN/xbar" bench --out "$RESULTS/bench.md" --json "$RESULTS/bench.json" --plot "$RESULTS/bench.svg"
+# SANITIZER_REPS_DIVISOR=N runs the sanitizers' conformance with the cases' repetitions
+# divided by N (XBAR_REPS_DIVISOR, conformance/src/harness.rs): every case, fewer rounds.
 # Sanitizers per variant: SANITIZERS lists tool:variant pairs (racecheck models hardware
 # barriers only, so it is run on the native variant, where every barrier is an mbarrier).
 # racecheck skips the 10^5-stage ring, which takes longer than the limit under racecheck,
@@ -53,15 +55,15 @@ for pair in ${SANITIZERS:-memcheck:cuda racecheck:cuda synccheck:cuda memcheck:c
   skip=()
   [ "$tool" = racecheck ] && skip=("${RACECHECK_SKIP[@]}")
   [ "$tool" = synccheck ] && [ "$target" = cuda ] && skip=("${SYNCCHECK_SKIP[@]}")
-  LIMIT=${SANITIZER_LIMIT:-60} run "sanitizer-$tool-$target" compute-sanitizer --tool "$tool" --error-exitcode 9 \
-    "$BIN/conformance-release" --test-threads 1 "[$target]" "${skip[@]}"
+  XBAR_REPS_DIVISOR=${SANITIZER_REPS_DIVISOR:-1} LIMIT=${SANITIZER_LIMIT:-60} run "sanitizer-$tool-$target" \
+    compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/conformance-release" --test-threads 1 "[$target]" "${skip[@]}"
 done
 # Checked device code (the protocol on every path) under the sanitizers that model it:
 # synccheck. racecheck models hardware barriers only and reports the protocol's data
 # exchanges as races (bench/results/2026-11-30-h200.md, run 10).
 for tool in ${CHECKED_SANITIZERS:-synccheck}; do
-  LIMIT=${SANITIZER_LIMIT:-120} run "sanitizer-$tool-cuda-checked" compute-sanitizer --tool "$tool" --error-exitcode 9 \
-    "$BIN/conformance-checked" --test-threads 1 "[cuda]"
+  XBAR_REPS_DIVISOR=${SANITIZER_REPS_DIVISOR:-1} LIMIT=${SANITIZER_LIMIT:-120} run "sanitizer-$tool-cuda-checked" \
+    compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/conformance-checked" --test-threads 1 "[cuda]"
 done
 cat "$OUT/gpu.txt"
 [ -f "$RESULTS/bench.md" ] && cat "$RESULTS/bench.md"

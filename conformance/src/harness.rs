@@ -15,6 +15,30 @@ pub type CaseResult = Result<Pass, String>;
 /// No conformance launch may run longer than this: a hang fails the case instead.
 pub const LAUNCH_LIMIT: Duration = Duration::from_secs(120);
 
+/// Divides the cases' repetition counts (rounds, phases, stages, messages) for slow runs,
+/// such as under compute-sanitizer: every case still runs, with fewer repetitions.
+pub const REPS_DIVISOR_VAR: &str = "XBAR_REPS_DIVISOR";
+
+/// `full` repetitions divided by `XBAR_REPS_DIVISOR` (default 1), but never fewer than
+/// `floor` (or `full`, if that is smaller): what the case needs to exercise its pattern.
+pub fn reps(full: u32, floor: u32) -> Result<u32, String> {
+    divided(full, floor, std::env::var(REPS_DIVISOR_VAR))
+}
+
+fn divided(full: u32, floor: u32, divisor: Result<String, std::env::VarError>) -> Result<u32, String> {
+    let divisor = match divisor {
+        Err(std::env::VarError::NotPresent) => 1,
+        Ok(value) => value
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|&d| d >= 1)
+            .ok_or_else(|| format!("{REPS_DIVISOR_VAR}={value:?}: expected a whole number >= 1"))?,
+        Err(e) => return Err(format!("{REPS_DIVISOR_VAR}: {e}")),
+    };
+    Ok((full / divisor).max(floor.min(full)))
+}
+
 /// Everything a case body needs on one backend.
 pub struct Ctx<B: Backend> {
     /// The device (ordinal 0).
@@ -84,4 +108,26 @@ pub fn check_report<B: Backend>(report: &Buffer<B, u64>, what: &str) -> Result<V
 /// Turns a launch error into a failure message.
 pub fn launched(result: Result<(), Error>, what: &str) -> Result<(), String> {
     result.map_err(|e| format!("{what}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::divided;
+    use std::env::VarError;
+
+    #[test]
+    fn repetitions_divide_down_to_the_floor() {
+        assert_eq!(divided(1000, 4, Err(VarError::NotPresent)), Ok(1000));
+        assert_eq!(divided(1000, 4, Ok("100".into())), Ok(10));
+        assert_eq!(divided(1000, 4, Ok(" 1000000 ".into())), Ok(4));
+        assert_eq!(divided(3, 4, Ok("2".into())), Ok(3), "never above the full count");
+    }
+
+    #[test]
+    fn a_bad_divisor_is_an_error_naming_the_variable() {
+        for bad in ["0", "-2", "abc", ""] {
+            let err = divided(1000, 4, Ok(bad.into())).unwrap_err();
+            assert!(err.contains("XBAR_REPS_DIVISOR") && err.contains("whole number"), "{err}");
+        }
+    }
 }

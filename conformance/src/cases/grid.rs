@@ -3,7 +3,7 @@
 use xbarrier::{Backend, LaunchConfig};
 
 use super::{case, Case};
-use crate::harness::{check_report, launched, CaseResult, Ctx, Pass};
+use crate::harness::{check_report, launched, reps, CaseResult, Ctx, Pass};
 
 pub fn cases<B: Backend>() -> Vec<Case<B>> {
     vec![case("device_scope_grid_barrier", "device scope", grid::<B>)]
@@ -13,7 +13,8 @@ fn grid<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     let blocks = ctx.device.info().max_cooperative_blocks.clamp(2, 8);
     let threads = 64u32;
     // (mode, rounds): per-block arrival, per-thread arrival, per-thread with drops.
-    for (mode, rounds) in [(0u32, 200u32), (1, 200), (2, 50)] {
+    let (phases, drop_rounds) = (reps(200, 4)?, reps(50, 4)?);
+    for (mode, rounds) in [(0u32, phases), (1, phases), (2, drop_rounds)] {
         let barrier = ctx.device.alloc::<u64>(1).map_err(|e| e.to_string())?;
         let data = ctx.device.alloc::<u32>((blocks * threads) as usize).map_err(|e| e.to_string())?;
         let report = ctx.report()?;
@@ -30,6 +31,6 @@ fn grid<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
         check_report(&report, &format!("mode {mode}"))?;
     }
     Ok(Pass(format!(
-        "{blocks} blocks x {threads} threads, 200 x2 grid phases per-block and per-thread, 50 rounds of per-thread drops"
+        "{blocks} blocks x {threads} threads, {phases} x2 grid phases per-block and per-thread, {drop_rounds} rounds of per-thread drops"
     )))
 }

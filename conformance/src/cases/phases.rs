@@ -3,7 +3,7 @@
 use xbarrier::{Backend, KernelArg, LaunchConfig};
 
 use super::{case, Case};
-use crate::harness::{check_report, launched, CaseResult, Ctx, Pass};
+use crate::harness::{check_report, launched, reps, CaseResult, Ctx, Pass};
 
 pub fn cases<B: Backend>() -> Vec<Case<B>> {
     vec![
@@ -48,14 +48,16 @@ fn per_block_size_args<B: Backend>(
 }
 
 fn reuse<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
-    per_block_size(ctx, "xbc_reuse", &[1, 33, 256], 1000)?;
-    per_block_size(ctx, "xbc_reuse", &[1024], 1000)?;
-    Ok(Pass("1000 phases x2 barriers per phase, blocks of 1/33/256/1024 threads, 2 blocks".into()))
+    let phases = reps(1000, 4)?;
+    per_block_size(ctx, "xbc_reuse", &[1, 33, 256], phases)?;
+    per_block_size(ctx, "xbc_reuse", &[1024], phases)?;
+    Ok(Pass(format!("{phases} phases x2 barriers per phase, blocks of 1/33/256/1024 threads, 2 blocks")))
 }
 
 fn split_tokens<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
-    per_block_size(ctx, "xbc_split_tokens", &[2, 64, 300], 300)?;
-    Ok(Pass("300 phases of arrive -> work -> wait / try_wait / wait_parity(token)".into()))
+    let phases = reps(300, 4)?;
+    per_block_size(ctx, "xbc_split_tokens", &[2, 64, 300], phases)?;
+    Ok(Pass(format!("{phases} phases of arrive -> work -> wait / try_wait / wait_parity(token)")))
 }
 
 fn parity<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
@@ -74,8 +76,9 @@ fn parity<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
 }
 
 fn arrive_update<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
-    per_block_size(ctx, "xbc_arrive_update", &[3, 100, 512], 200)?;
-    Ok(Pass("updates 1..3, whole or split, expected = sum, 200 phases".into()))
+    let phases = reps(200, 4)?;
+    per_block_size(ctx, "xbc_arrive_update", &[3, 100, 512], phases)?;
+    Ok(Pass(format!("updates 1..3, whole or split, expected = sum, {phases} phases")))
 }
 
 fn drop<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
@@ -96,8 +99,9 @@ fn drop<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
 }
 
 fn completion<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
-    per_block_size(ctx, "xbc_completion", &[1, 64, 1024], 500)?;
-    Ok(Pass("500 x2 phases: the completion ran once per phase, before every waiter returned".into()))
+    let phases = reps(500, 4)?;
+    per_block_size(ctx, "xbc_completion", &[1, 64, 1024], phases)?;
+    Ok(Pass(format!("{phases} x2 phases: the completion ran once per phase, before every waiter returned")))
 }
 
 fn spanning<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
@@ -105,13 +109,15 @@ fn spanning<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     // 64-wide waves straddle phases. An NVIDIA warp must not: CUDA combines a warp's
     // arrivals into one (the seed's coalesced-arrival rule), and an mbarrier arrival beyond
     // the pending count traps (MBARRIER-GROUND-TRUTH P5).
-    per_block_size(ctx, "xbc_completion_spanning", &[64, 192, 1024], 300)?;
-    Ok(Pass("300 rounds of 2 phases per block: one warp's arrivals complete a phase and open the next".into()))
+    let rounds = reps(300, 4)?;
+    per_block_size(ctx, "xbc_completion_spanning", &[64, 192, 1024], rounds)?;
+    Ok(Pass(format!("{rounds} rounds of 2 phases per block: one warp's arrivals complete a phase and open the next")))
 }
 
 fn token_in_step<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
-    per_block_size(ctx, "xbc_completion_token_in_step", &[128, 256, 1024], 50)?;
-    Ok(Pass("50 rounds: half the block arrives during a step and waits; both steps done on return".into()))
+    let rounds = reps(50, 4)?;
+    per_block_size(ctx, "xbc_completion_token_in_step", &[128, 256, 1024], rounds)?;
+    Ok(Pass(format!("{rounds} rounds: half the block arrives during a step and waits; both steps done on return")))
 }
 
 fn drop_in_step<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
@@ -120,17 +126,18 @@ fn drop_in_step<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
 }
 
 fn two_steps<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
-    per_block_size(ctx, "xbc_completion_two_steps_in_one_call", &[128], 50)?;
-    Ok(Pass("50 rounds: an arrive_and_wait whose step's end completes the next phase returns".into()))
+    let rounds = reps(50, 4)?;
+    per_block_size(ctx, "xbc_completion_two_steps_in_one_call", &[128], rounds)?;
+    Ok(Pass(format!("{rounds} rounds: an arrive_and_wait whose step's end completes the next phase returns")))
 }
 
 fn lanes_on_two_barriers<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     const KERNEL: &str = "xbc_completion_lanes_on_two_barriers";
+    let rounds = reps(200, 4)?;
     for (wait, form) in [(0u32, "arrive"), (1, "arrive_and_wait")] {
-        per_block_size_args(ctx, KERNEL, &[64, 256, 1024], &[200, wait], &format!("{KERNEL} ({form})"))?;
+        per_block_size_args(ctx, KERNEL, &[64, 256, 1024], &[rounds, wait], &format!("{KERNEL} ({form})"))?;
     }
-    Ok(Pass(
-        "200 rounds: even and odd lanes arrive (or arrive and wait) on two barriers at once; each step runs before its last arrival returns"
-            .into(),
-    ))
+    Ok(Pass(format!(
+        "{rounds} rounds: even and odd lanes arrive (or arrive and wait) on two barriers at once; each step runs before its last arrival returns"
+    )))
 }

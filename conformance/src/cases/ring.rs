@@ -3,7 +3,7 @@
 use xbarrier::{Backend, LaunchConfig};
 
 use super::{case, Case};
-use crate::harness::{launched, CaseResult, Ctx, Pass};
+use crate::harness::{launched, reps, CaseResult, Ctx, Pass};
 
 pub fn cases<B: Backend>() -> Vec<Case<B>> {
     vec![case("producer_consumer_ring_100k_stages", "pipeline", ring::<B>)]
@@ -11,7 +11,7 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
 
 fn ring<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     const STAGES: u32 = 4; // kStages in ring.cpp
-    let (chunk_words, src_chunks, stages_total, consumers) = (64u32, 37u32, 100_000u32, 3u32);
+    let (chunk_words, src_chunks, stages_total, consumers) = (64u32, 37u32, reps(100_000, 64)?, 3u32);
     let src: Vec<u32> = (0..chunk_words * src_chunks).map(|i| i.wrapping_mul(40503) % 1000).collect();
     let src_buf = ctx.device.upload(&src).map_err(|e| e.to_string())?;
     let sums = ctx.device.alloc::<u64>(consumers as usize).map_err(|e| e.to_string())?;

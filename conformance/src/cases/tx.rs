@@ -4,7 +4,7 @@
 use xbarrier::{Backend, LaunchConfig};
 
 use super::{case, Case};
-use crate::harness::{check_report, launched, CaseResult, Ctx, Pass};
+use crate::harness::{check_report, launched, reps, CaseResult, Ctx, Pass};
 
 pub fn cases<B: Backend>() -> Vec<Case<B>> {
     vec![
@@ -39,6 +39,7 @@ fn copy_sizes<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
 }
 
 fn expect_other<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    let rounds = reps(500, 4)?;
     for bytes in [16u32, 4096] {
         let src = ctx.device.upload(&source(bytes as usize / 4 + 32)).map_err(|e| e.to_string())?;
         let report = ctx.report()?;
@@ -47,13 +48,13 @@ fn expect_other<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
             ctx.launch(
                 "xbc_expect_other",
                 LaunchConfig::new(1, 64).shared(bytes),
-                &[src.arg(), report.arg(), bytes.into(), 500u32.into()],
+                &[src.arg(), report.arg(), bytes.into(), rounds.into()],
             )
         };
         launched(result, "xbc_expect_other")?;
         check_report(&report, &format!("expect_tx by thread 0, copy by thread 1, {bytes} B"))?;
     }
-    Ok(Pass("500 rounds: thread 0 expects, thread 1 copies, in either order".into()))
+    Ok(Pass(format!("{rounds} rounds: thread 0 expects, thread 1 copies, in either order")))
 }
 
 fn sequences<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
@@ -140,7 +141,7 @@ fn memcpy_async<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
 }
 
 fn completion_tx<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
-    let rounds = 200u32;
+    let rounds = reps(200, 4)?;
     for words in [4u32, 1024, 4096] {
         let src = ctx.device.upload(&source(words as usize + rounds as usize * 4)).map_err(|e| e.to_string())?;
         for threads in [1u32, 96] {
@@ -153,5 +154,5 @@ fn completion_tx<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
             check_report(&report, &format!("{} B per phase, {threads} threads", words * 4))?;
         }
     }
-    Ok(Pass("200 phases of 16 B..16 KiB: the step sums the copied stage before any waiter returns".into()))
+    Ok(Pass(format!("{rounds} phases of 16 B..16 KiB: the step sums the copied stage before any waiter returns")))
 }
