@@ -39,10 +39,11 @@ done
 # divided by N (XBAR_REPS_DIVISOR, conformance/src/harness.rs): every case, fewer rounds.
 # Sanitizers per variant: SANITIZERS lists tool:variant pairs (racecheck models hardware
 # barriers only, so it is run on the native variant, where every barrier is an mbarrier).
-# racecheck skips the 10^5-stage ring, which takes longer than the limit under racecheck,
-# and the completion-function cases: it reports the hand-over between completion steps run
-# by different threads (claimed with a CAS, ordered through an mbarrier arrival and a
-# test_wait) as races, and runs past the limit (bench/results/2026-11-30-session4-h200.md).
+# racecheck skips the 10^5-stage ring, which at full counts takes longer than the limit
+# under racecheck, and the completion-function cases: it reports the hand-over between
+# completion steps run by different threads (claimed with a CAS, ordered through an
+# mbarrier arrival and a test_wait) as races, and runs past the limit
+# (bench/results/2026-11-30-session4-h200.md).
 # synccheck skips the completion-function cases on the native variant: it requires every
 # thread that arrives on an mbarrier to wait on that mbarrier before arriving again, and
 # reports "Barrier error detected. Missing wait." (aborting the launch) otherwise; the

@@ -15,8 +15,9 @@ pub type CaseResult = Result<Pass, String>;
 /// No conformance launch may run longer than this: a hang fails the case instead.
 pub const LAUNCH_LIMIT: Duration = Duration::from_secs(120);
 
-/// Divides the cases' repetition counts (rounds, phases, stages, messages) for slow runs,
-/// such as under compute-sanitizer: every case still runs, with fewer repetitions.
+/// Divides the cases' repetition counts (rounds, phases, ring stages; not the litmus tests'
+/// message counts, which their statistics need) for slow runs such as compute-sanitizer's:
+/// every case still runs, with fewer repetitions. Case names keep the full counts.
 pub const REPS_DIVISOR_VAR: &str = "XBAR_REPS_DIVISOR";
 
 /// `full` repetitions divided by `XBAR_REPS_DIVISOR` (default 1), but never fewer than

@@ -3,8 +3,8 @@
 
 using block_barrier = xb::barrier<xb::thread_scope_block>;
 
-// >= 1000 phases of one barrier: every phase each thread publishes a value, and after the
-// phase completes reads its neighbour's value of that same phase.
+// Many phases (1000 in the suite) of one barrier: every phase each thread publishes a
+// value, and after the phase completes reads its neighbour's value of that same phase.
 XB_KERNEL void xbc_reuse(unsigned long long* report, unsigned phases) {
   __shared__ block_barrier bar;
   __shared__ unsigned slot[1024];
