@@ -230,14 +230,16 @@ XB_KERNEL void xbc_completion_lanes_on_two_barriers(unsigned long long* report, 
 
 // A completion step that lasts: it counts the steps started, then waits (up to 20 us) for
 // `late_goal` arrivals made while it runs, then counts itself done. Threads spin on
-// `started` to arrive during a step.
+// `started` to arrive during a step: a side channel, not data the barrier orders, so it is
+// an atomic add (compute-sanitizer's racecheck reported a plain store to it against the
+// spinning loads: bench/results/2026-11-30-session7-h200.md).
 struct slow_step {
   uint64_t* done;
   uint64_t* started;
   uint64_t* late;
   uint64_t late_goal;
   XB_INLINE void operator()() noexcept {
-    xbc::store_relaxed(started, xbc::load_relaxed(started) + 1);
+    (void)xbc::fetch_add_relaxed(started, 1);
     (void)xbc::spin_until([this] { return xbc::load_relaxed(late) >= late_goal; }, 20000);
     xbc::store_relaxed(done, xbc::load_relaxed(done) + 1);
   }
