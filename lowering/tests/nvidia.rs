@@ -3,14 +3,19 @@
 //! memory. sm_90 native is the mbarrier lowering (with a completion function too); sm_90
 //! emulated and sm_80 run the protocol.
 //! `__syncthreads()` must be `BAR.SYNC`. Per configuration, the `arrive_and_wait` fast path
-//! (fast_path.rs, one thread's walk) is measured and listed in the trial's name.
+//! (fast_path.rs, one thread's walk) is measured and listed in the trial's name. One more
+//! trial compiles a conformance kernel with nine `__shared__` barriers and checks that the
+//! native lowering left none of its operations to the protocol.
 //!
 //! Without nvcc/cuobjdump the trials are reported ignored with the reason, unless
 //! XBAR_REQUIRE_TOOLCHAINS=1 (tools/test.sh sets it), which makes that a failure.
 
 mod common;
 
-use libtest_mimic::Arguments;
+use std::path::Path;
+use std::process::Command;
+
+use libtest_mimic::{Arguments, Trial};
 use xbarrier_lowering::{Lowering, Op, OpCode, Target, Variant};
 
 /// What one operation must and must not contain, as SASS mnemonic prefixes and PTX text.
@@ -144,6 +149,68 @@ fn check(code: &OpCode, expect: &Expect) -> Result<(), String> {
     Ok(())
 }
 
+/// The native lowering leaves no operation on a `__shared__` barrier to the protocol. In a
+/// kernel with nine such barriers and every tx operation (conformance `xbc_tx_sequences`),
+/// sm_90's PTX must hold no atomic at all and one `mbarrier.complete_tx` per `complete_tx`
+/// the kernel makes. nvcc once folded an engine's `__isShared` test to false at one call site
+/// of this kernel, sending that operation to the protocol (a checked-build engine, session
+/// 7: bench/results/2026-11-30-session7-h200.md).
+fn shared_barriers_stay_native() -> Trial {
+    const NAME: &str = "[sm_90 native] xbc_tx_sequences: every tx operation on an mbarrier";
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let conformance = root.join("hip-src/kernels/conformance");
+    let nvcc = match xbarrier_build::find_nvcc() {
+        Ok(nvcc) => nvcc,
+        Err(e) if std::env::var("XBAR_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1") => {
+            let message = format!("XBAR_REQUIRE_TOOLCHAINS=1 but nvcc was not found: {e}");
+            return Trial::test(NAME, move || Err(message.into()));
+        }
+        Err(e) => {
+            let reason = e.to_string().lines().next().unwrap_or("").to_owned();
+            return Trial::test(format!("{NAME} (ignored: no toolchain: {reason})"), || Ok(())).with_ignored_flag(true);
+        }
+    };
+    Trial::test(NAME, move || {
+        let source = std::fs::read_to_string(conformance.join("tx.cpp")).map_err(|e| format!("reading tx.cpp: {e}"))?;
+        let start = source.find("XB_KERNEL void xbc_tx_sequences").ok_or("tx.cpp has no xbc_tx_sequences")?;
+        let body = &source[start..start + source[start..].find("\n}\n").ok_or("xbc_tx_sequences has no end")?];
+        // Each copy16() call completes bytes (the lambda holds one complete_tx, counted once
+        // per call), and the kernel spells out the others.
+        let spelled_out =
+            body.matches("xb::detail::complete_tx(*bar,").count() - usize::from(body.contains("auto copy16"));
+        let completions = body.matches("copy16();").count() + spelled_out;
+        let ptx = std::env::temp_dir().join(format!("xbarrier-lower-tx-{}.ptx", std::process::id()));
+        let output = Command::new(&nvcc)
+            .args(["-x", "cu", "-std=c++17", "-O3", "-arch=sm_90", "-DXB_CHECKED=0", "-DXB_EMULATED=0", "-ptx", "-I"])
+            .arg(env!("XBARRIER_INCLUDE"))
+            .arg("-I")
+            .arg(&conformance)
+            .arg(conformance.join("tx.cpp"))
+            .arg("-o")
+            .arg(&ptx)
+            .output()
+            .map_err(|e| format!("running {}: {e}", nvcc.display()))?;
+        if !output.status.success() {
+            return Err(format!("nvcc failed on tx.cpp:\n{}", String::from_utf8_lossy(&output.stderr)).into());
+        }
+        let text = std::fs::read_to_string(&ptx).map_err(|e| format!("reading {}: {e}", ptx.display()));
+        let _ = std::fs::remove_file(&ptx);
+        let text = text?;
+        let start = text.find(".entry xbc_tx_sequences(").ok_or("the PTX has no xbc_tx_sequences")?;
+        let entry = &text[start..start + text[start..].find("\n}").ok_or("xbc_tx_sequences' PTX has no end")?];
+        let atomics: Vec<&str> =
+            entry.lines().map(str::trim).filter(|l| l.starts_with("atom.") || l.starts_with("red.")).collect();
+        let completed = entry.matches("mbarrier.complete_tx").count();
+        if !atomics.is_empty() || completed != completions {
+            return Err(format!(
+                "want no atomics and {completions} mbarrier.complete_tx; found {completed} and these atomics: {atomics:?}"
+            )
+            .into());
+        }
+        Ok(())
+    })
+}
+
 fn main() {
     let args = Arguments::from_args();
     // Each with the arrival and the poll its fast path must take: the mbarrier's own, or
@@ -168,5 +235,6 @@ fn main() {
     trials.extend(common::trials("sm_90 native checked", compiled, &[Op::ArriveAndWait], |op, code| {
         check(code, &protocol(op))
     }));
+    trials.push(shared_barriers_stay_native());
     libtest_mimic::run(&args, trials).exit();
 }
