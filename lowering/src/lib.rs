@@ -11,6 +11,7 @@ mod ops;
 use std::fmt;
 
 pub use fast_path::FastPath;
+pub use nvidia::ptx_entry;
 pub use ops::{Op, OPS_SOURCE};
 pub use xbarrier::Variant;
 

@@ -92,7 +92,7 @@ pub(crate) fn parse_sass(text: &str) -> Vec<(String, Vec<(u64, String)>)> {
 }
 
 /// The text of `.entry name(...) { ... }` in a PTX module.
-pub(crate) fn ptx_entry(ptx: &str, name: &str) -> Option<String> {
+pub fn ptx_entry(ptx: &str, name: &str) -> Option<String> {
     let start = ptx.find(&format!(".entry {name}("))?;
     let line_start = ptx[..start].rfind('\n').map_or(0, |i| i + 1);
     let end = ptx[start..].find("\n}").map(|i| start + i + 2)?;

@@ -161,14 +161,7 @@ fn shared_barriers_stay_native() -> Trial {
     let conformance = root.join("hip-src/kernels/conformance");
     let nvcc = match xbarrier_build::find_nvcc() {
         Ok(nvcc) => nvcc,
-        Err(e) if std::env::var("XBAR_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1") => {
-            let message = format!("XBAR_REQUIRE_TOOLCHAINS=1 but nvcc was not found: {e}");
-            return Trial::test(NAME, move || Err(message.into()));
-        }
-        Err(e) => {
-            let reason = e.to_string().lines().next().unwrap_or("").to_owned();
-            return Trial::test(format!("{NAME} (ignored: no toolchain: {reason})"), || Ok(())).with_ignored_flag(true);
-        }
+        Err(e) => return common::no_toolchain(NAME, &e),
     };
     Trial::test(NAME, move || {
         let source = std::fs::read_to_string(conformance.join("tx.cpp")).map_err(|e| format!("reading tx.cpp: {e}"))?;
@@ -195,9 +188,8 @@ fn shared_barriers_stay_native() -> Trial {
         }
         let text = std::fs::read_to_string(&ptx).map_err(|e| format!("reading {}: {e}", ptx.display()));
         let _ = std::fs::remove_file(&ptx);
-        let text = text?;
-        let start = text.find(".entry xbc_tx_sequences(").ok_or("the PTX has no xbc_tx_sequences")?;
-        let entry = &text[start..start + text[start..].find("\n}").ok_or("xbc_tx_sequences' PTX has no end")?];
+        let entry =
+            xbarrier_lowering::ptx_entry(&text?, "xbc_tx_sequences").ok_or("the PTX has no xbc_tx_sequences")?;
         let atomics: Vec<&str> =
             entry.lines().map(str::trim).filter(|l| l.starts_with("atom.") || l.starts_with("red.")).collect();
         let completed = entry.matches("mbarrier.complete_tx").count();

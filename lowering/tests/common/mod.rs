@@ -24,16 +24,19 @@ where
                 Trial::test(format!("[{label}] {op}"), move || check(op, &code).map_err(Failed::from))
             })
             .collect(),
-        Err(error) if !toolchains_required() => {
-            let reason = error.to_string().lines().next().unwrap_or("").to_owned();
-            vec![Trial::test(format!("[{label}] lowering (ignored: no toolchain: {reason})"), || Ok(()))
-                .with_ignored_flag(true)]
-        }
-        Err(error) => {
-            let message = format!("XBAR_REQUIRE_TOOLCHAINS=1 but {label} could not be compiled: {error}");
-            vec![Trial::test(format!("[{label}] lowering"), move || Err(message.into()))]
-        }
+        Err(error) => vec![no_toolchain(&format!("[{label}] lowering"), &error)],
     }
+}
+
+/// The trial `name` when its toolchain is missing (`error`): ignored with the reason, or
+/// failing when toolchains are required.
+pub fn no_toolchain(name: &str, error: &dyn std::fmt::Display) -> Trial {
+    if toolchains_required() {
+        let message = format!("XBAR_REQUIRE_TOOLCHAINS=1 but {name} could not be compiled: {error}");
+        return Trial::test(name, move || Err(message.into()));
+    }
+    let reason = error.to_string().lines().next().unwrap_or("").to_owned();
+    Trial::test(format!("{name} (ignored: no toolchain: {reason})"), || Ok(())).with_ignored_flag(true)
 }
 
 /// Most instructions a round trip's fast path may issue before the trial fails: a sanity
