@@ -59,11 +59,12 @@ for pair in ${SANITIZERS:-memcheck:cuda racecheck:cuda synccheck:cuda memcheck:c
   XBAR_REPS_DIVISOR=${SANITIZER_REPS_DIVISOR:-1} LIMIT=${SANITIZER_LIMIT:-60} run "sanitizer-$tool-$target" \
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/conformance-release" --test-threads 1 "[$target]" "${skip[@]}"
 done
-# Checked device code (the protocol on every path) under the sanitizers that model it:
-# synccheck. racecheck models hardware barriers only and reports the protocol's data
-# exchanges as races (bench/results/2026-11-30-h200.md, run 10).
-for tool in ${CHECKED_SANITIZERS:-synccheck}; do
-  XBAR_REPS_DIVISOR=${SANITIZER_REPS_DIVISOR:-1} LIMIT=${SANITIZER_LIMIT:-120} run "sanitizer-$tool-cuda-checked" \
+# Checked device code (the protocol on every block barrier, with shadow mbarriers that
+# carry its synchronization: checked_engine.hpp) under synccheck and racecheck, every case,
+# with the repetitions divided by CHECKED_REPS_DIVISOR (racecheck takes minutes per case at
+# full counts: bench/results/2026-11-30-session7-h200.md).
+for tool in ${CHECKED_SANITIZERS:-synccheck racecheck}; do
+  XBAR_REPS_DIVISOR=${CHECKED_REPS_DIVISOR:-100} LIMIT=${CHECKED_SANITIZER_LIMIT:-240} run "sanitizer-$tool-cuda-checked" \
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/conformance-checked" --test-threads 1 "[cuda]"
 done
 cat "$OUT/gpu.txt"

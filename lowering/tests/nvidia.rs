@@ -119,6 +119,31 @@ fn protocol(op: Op) -> Expect {
     }
 }
 
+/// sm_90 checked builds: the protocol's compare-and-swap on its word (the checks), with a shadow
+/// mbarrier arrived on and waited for after them (checked_engine.hpp), so that
+/// compute-sanitizer sees the synchronization; the checked tx-copy is a bulk copy.
+fn sm90_checked(op: Op) -> Expect {
+    const NO_LOCAL_OR_GENERIC_TX: &[&str] = &["LDL", "STL"];
+    match op {
+        Op::ArriveAndWait | Op::CompletionArriveAndWait => Expect {
+            sass: &["ATOMS.CAS.64", "SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64"],
+            sass_not: NO_LOCAL_OR_GENERIC_TX,
+            ptx: &["atom.acq_rel.cta.shared.cas.b64", "mbarrier.arrive.shared::cta.b64", "mbarrier.try_wait.parity"],
+        },
+        Op::ArriveTx => Expect {
+            sass: &["ATOMS.CAS.64", "SYNCS.ARRIVE.TRANS64"],
+            sass_not: NO_LOCAL_OR_GENERIC_TX,
+            ptx: &["atom.acq_rel.cta.shared.cas.b64", "mbarrier.expect_tx", "mbarrier.arrive.shared::cta.b64"],
+        },
+        Op::MemcpyAsyncTx => Expect {
+            sass: &["ATOMS.CAS.64", "UBLKCP"],
+            sass_not: NO_LOCAL_OR_GENERIC_TX,
+            ptx: &["cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"],
+        },
+        other => unreachable!("{other} has no checked expectation"),
+    }
+}
+
 /// membar.{cta,gl,sys} (PTX: fence.sc at that scope) on every NVIDIA path.
 fn fences(op: Op) -> Expect {
     match op {
@@ -222,10 +247,12 @@ fn main() {
             check(code, &expect(op))
         }));
     }
-    // Checked builds run the protocol on sm_90 too (the hardware traps where they report).
+    // Checked builds run the protocol on sm_90 too (the hardware traps where they report),
+    // with shadow mbarriers for the sanitizers.
     let compiled = Lowering::compile(Target::Sm90, Variant::Native, true);
-    trials.extend(common::trials("sm_90 native checked", compiled, &[Op::ArriveAndWait], |op, code| {
-        check(code, &protocol(op))
+    let checked_ops = [Op::ArriveAndWait, Op::CompletionArriveAndWait, Op::ArriveTx, Op::MemcpyAsyncTx];
+    trials.extend(common::trials("sm_90 native checked", compiled, &checked_ops, |op, code| {
+        check(code, &sm90_checked(op))
     }));
     trials.push(shared_barriers_stay_native());
     libtest_mimic::run(&args, trials).exit();

@@ -67,11 +67,14 @@ struct barrier_access;
 // A block-scope barrier with a completion function has three words: the native CUDA
 // lowering's two mbarriers and control word (completion_engine.hpp), the first word alone
 // elsewhere. Every target keeps that size, and max() one below the protocol's (the native
-// lowering's gate takes one count), so portable code sees one barrier type.
+// lowering's gate takes one count), so portable code sees one barrier type. Checked CUDA
+// sm_90 builds give a block-scope barrier without one a second word, its shadow mbarrier
+// (checked_engine.hpp).
 template <thread_scope Scope, class Completion>
 struct state_words {
-  static constexpr unsigned value =
-      (Scope == thread_scope_block || Scope == thread_scope_thread) && !__is_same(Completion, empty_completion) ? 3 : 1;
+  static constexpr bool gated =
+      (Scope == thread_scope_block || Scope == thread_scope_thread) && !__is_same(Completion, empty_completion);
+  static constexpr unsigned value = gated ? 3 : (XB_CHECKED_MBARRIER && Scope == thread_scope_block) ? 2 : 1;
 };
 
 // init() constructs the completion function in place (the barrier itself is trivially
@@ -130,7 +133,7 @@ class barrier : private detail::completion_slot<Completion> {
   XB_INLINE void arrive_and_drop() { engine::arrive_and_drop(state_, this->completion()); }
 
   XB_HOST_DEVICE static constexpr ptrdiff_t max() noexcept {
-    return detail::state_words<Scope, Completion>::value > 1 ? proto::max_count - 1 : proto::max_count;
+    return detail::state_words<Scope, Completion>::gated ? proto::max_count - 1 : proto::max_count;
   }
 
  private:
@@ -190,8 +193,9 @@ XB_INLINE void complete_tx(barrier<S, C>& b, ptrdiff_t bytes, uint32_t op = XB_O
 
 namespace device {
 
-// The 8-byte barrier word: the PTX mbarrier object on the native CUDA path. As in CCCL, only
-// for a block-scope barrier without a completion function.
+// The 8-byte barrier word: the PTX mbarrier object on the native CUDA path (the protocol's
+// word in checked builds). As in CCCL, only for a block-scope barrier without a completion
+// function.
 template <thread_scope S, class C>
 XB_INLINE uint64_t* barrier_native_handle(barrier<S, C>& b) {
   static_assert(S == thread_scope_block && __is_same(C, empty_completion),

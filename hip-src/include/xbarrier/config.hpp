@@ -41,10 +41,25 @@
 // (arrivals, waits, tx-count, bulk copies) on sm_90 and later. Not in checked builds: the
 // hardware traps on misuse (and poisons the context) where the protocol can report it. sm_80
 // has mbarrier but no tx-count, so it runs the protocol, which carries the tx-count.
-#if defined(XB_PLATFORM_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !XB_CHECKED && !XB_EMULATED
+#if defined(XB_PLATFORM_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define XB_MBARRIER_ISA 1  // the instructions of platform/cuda_mbarrier.hpp exist here
+#else
+#define XB_MBARRIER_ISA 0
+#endif
+#if XB_MBARRIER_ISA && !XB_CHECKED && !XB_EMULATED
 #define XB_NATIVE_MBARRIER 1
 #else
 #define XB_NATIVE_MBARRIER 0
+#endif
+
+// Checked builds of the native variant on sm_90: the protocol checks every block-scope
+// barrier in shared memory, and shadow mbarriers carry its synchronization, so that
+// compute-sanitizer's racecheck and synccheck, which model mbarriers and not atomics on a
+// word, see what orders the data (checked_engine.hpp).
+#if XB_MBARRIER_ISA && XB_CHECKED && !XB_EMULATED
+#define XB_CHECKED_MBARRIER 1
+#else
+#define XB_CHECKED_MBARRIER 0
 #endif
 
 // HIP without ROCm headers (clang -x hip -nogpuinc): the attributes hip_runtime.h would

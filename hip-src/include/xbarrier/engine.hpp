@@ -13,6 +13,10 @@
 //   direct_engine    device or system scope without a completion function, unchecked builds,
 //                    every target: the direct layout (protocol.hpp), whose last arrival
 //                    publishes the phase in the same atomic.
+//   checked_mbarrier_engine
+//                    CUDA sm_90 checked builds, block scope: the checked protocol, with
+//                    shadow mbarriers that carry its synchronization for compute-sanitizer
+//                    (checked_engine.hpp).
 //
 // Waits and tests take the completion function too: on the native completion path a
 // waiter may be the one that sees a phase end (the copy engine ended it) and runs its step.
@@ -235,6 +239,7 @@ struct mbarrier_engine {
 }  // namespace xb
 
 #include "completion_engine.hpp"
+#include "checked_engine.hpp"
 
 namespace xb {
 namespace detail {
@@ -286,6 +291,16 @@ struct engine_for<thread_scope_block, Completion> {
 };
 template <>
 struct waits_of<mbarrier_completion_engine> : mbarrier_completion_engine {};
+#endif
+#if XB_CHECKED_MBARRIER
+template <>
+struct engine_for<thread_scope_block, empty_completion> {
+  using type = checked_mbarrier_engine<false>;
+};
+template <class Completion>
+struct engine_for<thread_scope_block, Completion> {
+  using type = checked_mbarrier_engine<true>;
+};
 #endif
 
 }  // namespace detail

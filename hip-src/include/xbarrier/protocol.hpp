@@ -123,6 +123,14 @@ struct word {
   }
 };
 
+// What tx_update() calls right after its compare-and-swap landed (and its checks passed),
+// before any completion step, with the R bit (in place) of the phase it was counted in:
+// nothing, except in CUDA's checked builds, which repeat the operation on a shadow mbarrier
+// (checked_engine.hpp).
+struct no_mirror {
+  XB_INLINE void operator()(uint64_t) const {}
+};
+
 // The protocol for one platform P and one thread scope. All functions work on the word.
 template <class P, thread_scope Scope>
 struct protocol {
@@ -332,13 +340,14 @@ struct protocol {
   }
 
   // arrive_tx (arrivals > 0), expect_tx (arrivals 0, tx > 0) and complete_tx (tx < 0), each
-  // one compare-and-swap so that the arrival and the tx change are a single atomic step. The
+  // one compare-and-swap so that the arrival and the tx change are a single atomic step
+  // (CUDA's checked builds also send arrivals and drops this way: `drop` lowers E). The
   // CAS loop never waits: a lane that finds the previous phase claimed leaves it, lets the
   // completion step run (it may be another lane's of this wave), waits for the publish, and
   // tries again (5. above).
-  template <class Completion>
-  static XB_DEVICE bool tx_update(uint64_t* w, uint32_t arrivals, int64_t tx_delta,
-                                  Completion& completion, uint32_t op) {
+  template <class Completion, class Mirror = no_mirror>
+  static XB_DEVICE bool tx_update(uint64_t* w, uint32_t arrivals, int64_t tx_delta, Completion& completion,
+                                  uint32_t op, bool drop = false, Mirror mirror = Mirror()) {
     for (;;) {
       uint64_t old = P::template load<ms>(w, mem_order::relaxed);
       uint64_t now = 0;
@@ -347,20 +356,22 @@ struct protocol {
       for (;;) {
         if (W::claimed(old)) {  // the previous phase's completion step is running (3. above)
           if (XB_CHECKED && W::expected(old) == 0)  // everyone dropped out: it never completes again
-            fault(arrivals ? XB_FAULT_OVER_ARRIVAL : XB_FAULT_DROP_EMPTY, op, w, old, arrivals, 0);
+            fault(arrivals && !drop ? XB_FAULT_OVER_ARRIVAL : XB_FAULT_DROP_EMPTY, op, w, old, arrivals, 0);
           blocked = true;
           break;
         }
         if (XB_CHECKED && int64_t(arrivals) > W::pending(old))
           fault(XB_FAULT_OVER_ARRIVAL, op, w, old, arrivals, W::pending(old));
+        if (XB_CHECKED && drop && W::expected(old) == 0) fault(XB_FAULT_DROP_EMPTY, op, w, old, 1, 0);
         const int64_t t = W::tx(old) + tx_delta;
         if (XB_CHECKED && (t > max_tx || t < -max_tx))
           fault(XB_FAULT_TX_OVERFLOW, op, w, old, t, t > 0 ? max_tx : -max_tx);
-        now = W::with_tx(old + (uint64_t(arrivals) << L::a_shift), t);
+        now = W::with_tx(old + (uint64_t(arrivals) << L::a_shift) - (drop ? 1 : 0), t);
         if (P::template compare_exchange<ms>(w, old, now, mem_order::acq_rel)) break;
         P::backoff(iteration);
       }
       if (!blocked) {
+        mirror(old & W::r_bit);
         if (W::claimed(now)) complete(w, now, completion);
         return W::parity(old);
       }

@@ -1,14 +1,15 @@
 // xbarrier/platform/cuda_mbarrier.hpp - the PTX mbarrier and bulk-copy instructions the
 // native lowering uses (sm_90, PTX ISA 8.0+), one function per instruction. The barrier
 // word is the 8-byte mbarrier object; an arrival's token is the state `mbarrier.arrive`
-// returns (bit 63 is the phase parity on sm_90, which conformance `phases` checks).
+// returns (bit 63 is the phase parity on sm_90, which conformance `phases` checks). Checked
+// builds use them for their shadow mbarriers (checked_engine.hpp).
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../config.hpp"
 
-#if XB_NATIVE_MBARRIER
+#if XB_MBARRIER_ISA
 namespace xb {
 namespace detail {
 namespace mbarrier {
