@@ -25,7 +25,14 @@ fn max<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     // checked_engine.hpp); three words and a pointer-sized completion function.
     let info = ctx.device.info();
     let sm90_or_later = info.arch.strip_prefix("sm_").and_then(|n| n.parse::<u32>().ok()).is_some_and(|n| n >= 90);
-    let shadowed = xbarrier::CHECKED && B::KIND == BackendKind::Cuda && ctx.module.variant() == Variant::Native && sm90_or_later;
+    // The host backend gets the same engine on a software mbarrier with XB_SHADOW_MODEL=1.
+    let host_model = option_env!("XBAR_DEVICE_DEFINES").is_some_and(|d| d.contains("XB_SHADOW_MODEL=1"));
+    let shadowed = xbarrier::CHECKED
+        && match B::KIND {
+            BackendKind::Cuda => ctx.module.variant() == Variant::Native && sm90_or_later,
+            BackendKind::Host => host_model,
+            _ => false,
+        };
     let want = [block, block - 1, block, int32, int32, int32, if shadowed { 16 } else { 8 }, 32];
     let names = [
         "block",

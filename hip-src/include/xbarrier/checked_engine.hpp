@@ -46,6 +46,9 @@
 #include <stdint.h>
 
 #include "platform.hpp"
+#if defined(XB_PLATFORM_HOST)
+#include "platform/mbarrier_model.hpp"
+#endif
 
 #if XB_CHECKED_MBARRIER
 namespace xb {
@@ -61,9 +64,21 @@ struct checked_mbarrier_engine {
   // on the same __shared__ barrier (conformance xbc_tx_sequences, P9), which sent that
   // operation to the fallback and past the mirror (session 7, bench/experiments/checked_tx_sequences.cu).
   static XB_INLINE bool here(const uint64_t* w) {
+#if defined(XB_PLATFORM_CUDA)
     uint32_t shared;
     asm volatile("{ .reg .pred p; isspacep.shared p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(shared) : "l"(w));
     return shared != 0;
+#else
+    return platform::is_shared(w);
+#endif
+  }
+  // Whether the copy engine can read `src` (global memory); elsewhere the thread copies.
+  static XB_INLINE bool bulk_source(const void* src) {
+#if defined(XB_PLATFORM_CUDA)
+    return __isGlobal(src);
+#else
+    return !platform::is_shared(src);
+#endif
   }
   static XB_INLINE uint64_t* shadow(uint64_t* w) { return w + 1; }
   static XB_INLINE const uint64_t* shadow(const uint64_t* w) { return w + 1; }
@@ -106,7 +121,7 @@ struct checked_mbarrier_engine {
       if (bulk_dst) {
         mbarrier::bulk_load(bulk_dst, bulk_src, uint32_t(-tx), shadow(w));
       } else if (tx < 0) {
-        __threadfence_block();  // bytes this thread wrote, released as the word's RMW does
+        platform::fence(mem_scope::block, mem_order::release);  // bytes this thread wrote, released as the word's RMW does
         mbarrier::complete_tx(shadow(w), uint32_t(-tx));
       } else if (tx > 0) {
         mbarrier::expect_tx(shadow(w), uint32_t(tx));  // before the arrivals (the phase waits for it)
@@ -229,7 +244,7 @@ struct checked_mbarrier_engine {
   template <class F>
   static XB_INLINE void copy_tx(void* dst, const void* src, size_t bytes, uint64_t* w, F& completion) {
     if (!here(w)) return fallback::copy_tx(dst, src, bytes, w, completion);
-    if (bytes == 0 || !__isGlobal(src)) {
+    if (bytes == 0 || !bulk_source(src)) {
       platform::copy(dst, src, bytes);
       return complete_tx(w, ptrdiff_t(bytes), completion, XB_OP_MEMCPY_ASYNC_TX);
     }

@@ -56,7 +56,11 @@
 // barrier in shared memory, and shadow mbarriers carry its synchronization, so that
 // compute-sanitizer's racecheck and synccheck, which model mbarriers and not atomics on a
 // word, see what orders the data (checked_engine.hpp).
+// XB_SHADOW_MODEL=1 runs the same engine in checked host builds, on a software model of
+// the mbarrier (platform/mbarrier_model.hpp), to test its logic without a GPU.
 #if XB_MBARRIER_ISA && XB_CHECKED && !XB_EMULATED
+#define XB_CHECKED_MBARRIER 1
+#elif defined(XB_PLATFORM_HOST) && defined(XB_SHADOW_MODEL) && XB_SHADOW_MODEL && XB_CHECKED
 #define XB_CHECKED_MBARRIER 1
 #else
 #define XB_CHECKED_MBARRIER 0
