@@ -36,6 +36,9 @@ cargo test --workspace
 step "kernel images of every backend (CUDA fatbins, AMDGPU offload bundle)"
 cargo test -p xbarrier-conformance --features cuda,hip --test images
 
+step "the checked engine's shadow logic on the host's mbarrier model (checked_engine.hpp, platform/mbarrier_model.hpp)"
+XBAR_DEVICE_DEFINES="XB_SHADOW_MODEL=1" cargo test --test conformance --test misuse
+
 step "conformance in release (unchecked device code)"
 cargo test --release --test conformance
 
