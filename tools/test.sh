@@ -38,6 +38,11 @@ cargo test -p xbarrier-conformance --features cuda,hip --test images
 
 step "the checked engine's shadow logic on the host's mbarrier model (checked_engine.hpp, platform/mbarrier_model.hpp)"
 XBAR_DEVICE_DEFINES="XB_SHADOW_MODEL=1" cargo test --test conformance --test misuse
+stress=$(mktemp -d)
+"${CXX:-g++}" -std=c++17 -O1 -g -fsanitize=thread -pthread -DXB_CHECKED=1 -DXB_SHADOW_MODEL=1 -I hip-src/include \
+  hip-src/tests/protocol_stress.cpp -o "$stress/protocol_stress_shadow"
+"$stress/protocol_stress_shadow" 1 1000000   # TSAN; the sequential model checks every phase
+rm -rf "$stress"
 
 step "conformance in release (unchecked device code)"
 cargo test --release --test conformance

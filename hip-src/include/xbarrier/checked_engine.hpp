@@ -121,7 +121,9 @@ struct checked_mbarrier_engine {
       if (bulk_dst) {
         mbarrier::bulk_load(bulk_dst, bulk_src, uint32_t(-tx), shadow(w));
       } else if (tx < 0) {
-        platform::fence(mem_scope::block, mem_order::release);  // bytes this thread wrote, released as the word's RMW does
+#if defined(XB_PLATFORM_CUDA)
+        __threadfence_block();  // bytes this thread wrote, released as the word's RMW does
+#endif                          // (the host model's update is an acq_rel RMW itself)
         mbarrier::complete_tx(shadow(w), uint32_t(-tx));
       } else if (tx > 0) {
         mbarrier::expect_tx(shadow(w), uint32_t(tx));  // before the arrivals (the phase waits for it)
