@@ -50,6 +50,12 @@
 #include "platform/mbarrier_model.hpp"
 #endif
 
+// Probes (bench/experiments/checked_copy_tx.cu) define this to follow each thread through
+// the engine: event, the word, the operation and the parity it concerns.
+#ifndef XB_CHECKED_TRACE
+#define XB_CHECKED_TRACE(event, w, op, parity) ((void)0)
+#endif
+
 #if XB_CHECKED_MBARRIER
 namespace xb {
 namespace detail {
@@ -102,8 +108,10 @@ struct checked_mbarrier_engine {
 
   // The shadow waits of phase `parity` (3.).
   static XB_DEVICE void shadow_waits(const uint64_t* w, bool parity, uint32_t op) {
+    XB_CHECKED_TRACE(6, w, op, parity);
     shadow_wait(w, shadow(w), parity, op);
     if (Step) shadow_wait(w, steps(w), parity, op);
+    XB_CHECKED_TRACE(7, w, op, parity);
   }
 
   // The operation of one call, repeated on M (2.): `arrivals` (a drop if `drop`), a tx
@@ -117,7 +125,9 @@ struct checked_mbarrier_engine {
     void* bulk_dst;
     const void* bulk_src;
     XB_DEVICE void operator()(uint64_t r) const {
+      XB_CHECKED_TRACE(1, w, op, parity_of_r(r));
       shadow_wait(w, shadow(w), !parity_of_r(r), op);
+      XB_CHECKED_TRACE(2, w, op, parity_of_r(r));
       if (bulk_dst) {
         mbarrier::bulk_load(bulk_dst, bulk_src, uint32_t(-tx), shadow(w));
       } else if (tx < 0) {
@@ -130,6 +140,7 @@ struct checked_mbarrier_engine {
       }
       if (drop) (void)mbarrier::arrive_drop(shadow(w));
       else if (arrivals) (void)mbarrier::arrive(shadow(w), arrivals);
+      XB_CHECKED_TRACE(3, w, op, parity_of_r(r));
     }
   };
 
@@ -145,7 +156,9 @@ struct checked_mbarrier_engine {
     XB_DEVICE void operator()() const {
       *ran = true;
       const bool parity = proto::W::parity(platform::template load<ms>(w, mem_order::relaxed));
+      XB_CHECKED_TRACE(4, w, op, parity);
       shadow_wait(w, shadow(w), parity, op);
+      XB_CHECKED_TRACE(5, w, op, parity);
       if (!Step) return;
       shadow_wait(w, steps(w), !parity, op);
       f();

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# tools/device-run-checked.sh - checked CUDA builds on the GPU machine: the conformance and
+# misuse suites, then every conformance case under compute-sanitizer racecheck (one process
+# per case, PARALLEL at a time) and the suite under synccheck, with the repetitions divided
+# by CHECKED_REPS_DIVISOR (conformance/src/harness.rs). Build with tools/device-build.sh;
+# on the device: bash tools/device-run-checked.sh (logs under $OUT, a table printed last).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=.device-bin
+RESULTS="${OUT:-/tmp/xbar-out}"
+LOGS=/tmp/xbar-checked-logs
+mkdir -p "$LOGS" "$RESULTS"
+export XBAR_REQUIRE_GPU=1
+summary() { grep -E "test result:|SUMMARY|probe:" "$1" | sed 's/^=* *//' | tr '\n' ' ' | cut -c1-150; }
+step() {  # name, limit, command...
+  local name=$1 limit=$2; shift 2
+  local start=$SECONDS
+  timeout "$limit" "$@" > "$LOGS/$name.log" 2>&1
+  local rc=$?
+  printf '%-44s rc=%-3s %4ss  %s\n' "$name" "$rc" "$((SECONDS - start))" "$(summary "$LOGS/$name.log")" | tee -a "$RESULTS/progress.txt"
+}
+step conformance-checked 120 "$BIN/conformance-checked" --test-threads 1
+step misuse-checked 60 "$BIN/misuse-checked" --test-threads 1 "[cuda]"
+if [ -x "$BIN/checked_copy_tx" ]; then
+  step probe-copy-tx 60 "$BIN/checked_copy_tx" 128 16 1 4 2 3
+  step probe-copy-tx-racecheck-128 90 compute-sanitizer --tool racecheck "$BIN/checked_copy_tx" 128 16 1 4 2 2
+  step probe-copy-tx-racecheck-64 90 compute-sanitizer --tool racecheck "$BIN/checked_copy_tx" 64 16 1 4 2 2
+  grep -E "launch|threads by|  b[0-9]" "$LOGS"/probe-copy-tx*.log | cut -c1-400 | head -40
+fi
+# One racecheck process per case: a case that runs past its limit costs only itself.
+racecheck_case() {
+  XBAR_REPS_DIVISOR=${CHECKED_REPS_DIVISOR:-100} step "racecheck-checked $1" "${CASE_LIMIT:-120}" \
+    compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN/conformance-checked" --test-threads 1 --exact "[cuda] $1"
+}
+export -f racecheck_case step summary
+export BIN LOGS RESULTS
+"$BIN/conformance-checked" --list 2>/dev/null | sed -n "s/^\\[cuda\\] \\([a-z0-9_]*\\)[ :].*/\\1/p" > "$LOGS/cases.txt"
+xargs -P "${PARALLEL:-4}" -I{} bash -c 'racecheck_case {}' < "$LOGS/cases.txt"
+XBAR_REPS_DIVISOR=${CHECKED_REPS_DIVISOR:-100} step synccheck-checked 150 \
+  compute-sanitizer --tool synccheck --error-exitcode 9 "$BIN/conformance-checked" --test-threads 1 "[cuda]"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+echo "--- summary ($(wc -l < "$LOGS/cases.txt") cases listed)"
+sort "$RESULTS/progress.txt"
+tar czf "$RESULTS/logs.tar.gz" -C "$LOGS" .
