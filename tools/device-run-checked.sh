@@ -34,11 +34,13 @@ racecheck_case() {
 }
 export -f racecheck_case step summary
 export BIN LOGS RESULTS
-"$BIN/conformance-checked" --list 2>/dev/null | sed -n "s/^\\[cuda\\] \\([a-z0-9_]*\\)[ :].*/\\1/p" > "$LOGS/cases.txt"
+"$BIN/conformance-checked" --list 2>/dev/null | sed -n "s/^\\[cuda\\] \\([A-Za-z0-9_]*\\)[ :].*/\\1/p" > "$LOGS/cases.txt"
 xargs -P "${PARALLEL:-4}" -I{} bash -c 'racecheck_case {}' < "$LOGS/cases.txt"
 XBAR_REPS_DIVISOR=${CHECKED_REPS_DIVISOR:-100} step synccheck-checked 150 \
   compute-sanitizer --tool synccheck --error-exitcode 9 "$BIN/conformance-checked" --test-threads 1 "[cuda]"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+echo "--- failures"
+grep -h -E "barrier fault|panicked|hazard|Barrier error" "$LOGS"/*.log | sort | uniq -c | sort -rn | cut -c1-300 | head -12
 echo "--- summary ($(wc -l < "$LOGS/cases.txt") cases listed)"
 sort "$RESULTS/progress.txt"
 tar czf "$RESULTS/logs.tar.gz" -C "$LOGS" .

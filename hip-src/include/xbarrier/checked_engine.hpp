@@ -26,8 +26,10 @@
 // 3. Waits. A wait waits on M by parity, racecheck's edge from every arrival of the phase,
 //    and with a completion function on P, then on the word. Each wait is bounded and leaves
 //    when the launch faulted, as the protocol's are. M and P first: a suspended try_wait,
-//    where polling the word would cost racecheck one checked load per poll. try_wait and
-//    try_wait_for test the word first, and wait on M and P once it says the phase ended.
+//    where polling the word would cost racecheck one checked load per poll. try_wait makes
+//    one suspended try_wait on M (as the native try_wait does), then tests P and the word;
+//    try_wait_for waits on M and P with the time left as the suspend hint, then polls the
+//    word for the rest.
 // 4. Copies. memcpy_async_tx from global memory is a bulk copy that completes on M, as on
 //    the native path (racecheck models it); its bytes are completed on the word when the
 //    copy is issued. The word may then end the phase before the bytes land, but no waiter
@@ -215,20 +217,37 @@ struct checked_mbarrier_engine {
     proto::wait_parity(w, parity);      // published on the word at once, or right after P
   }
   static XB_INLINE bool test(const uint64_t* w, uint64_t token) { return test_parity(w, parity_of_token(token)); }
+  // A loop on try_wait that polled the word alone never let the launch finish under
+  // racecheck (completion_reads_bulk_copied_stage ran past 120 s, session 8); the suspended
+  // try_wait on M is what the native try_wait makes. A miss leaves a faulted launch (relax).
   static XB_INLINE bool test_parity(const uint64_t* w, bool parity) {
     if (!here(w)) return fallback::test_parity(w, parity);
-    if (!proto::test_parity(w, parity)) return false;
-    shadow_waits(w, parity, XB_OP_WAIT);
-    return true;
+    if (mbarrier::try_wait_parity(shadow(w), parity) && (!Step || mbarrier::test_wait_parity(steps(w), parity)))
+      return proto::test_parity(w, parity);  // relaxes on a miss itself
+    platform::relax();
+    return false;
   }
   static XB_INLINE bool wait_for(const uint64_t* w, uint64_t token, uint64_t ns) {
     return wait_parity_for(w, parity_of_token(token), ns);
   }
+  // Phase `parity` of `m` ended before `ns` from `start` passed: try_wait with the time left
+  // as its suspend hint, and one last test at the end (as the native try_wait_for).
+  static XB_DEVICE bool shadow_wait_until(const uint64_t* m, bool parity, uint64_t start, uint64_t ns) {
+    for (;;) {
+      const uint64_t spent = platform::now_ns() - start;
+      if (spent >= ns) return mbarrier::test_wait_parity(m, parity);
+      const uint64_t left = ns - spent;
+      if (mbarrier::try_wait_parity_hint(m, parity, left > 0xffffffffu ? 0xffffffffu : uint32_t(left))) return true;
+      platform::relax();
+    }
+  }
   static XB_INLINE bool wait_parity_for(const uint64_t* w, bool parity, uint64_t ns) {
     if (!here(w)) return fallback::wait_parity_for(w, parity, ns);
-    if (!proto::wait_parity_for(w, parity, ns)) return false;
-    shadow_waits(w, parity, XB_OP_WAIT);
-    return true;
+    const uint64_t start = platform::now_ns();
+    if (!shadow_wait_until(shadow(w), parity, start, ns)) return false;
+    if (Step && !shadow_wait_until(steps(w), parity, start, ns)) return false;
+    const uint64_t spent = platform::now_ns() - start;
+    return proto::wait_parity_for(w, parity, spent >= ns ? 0 : ns - spent);
   }
 
   // One tx update on the word, then on M.

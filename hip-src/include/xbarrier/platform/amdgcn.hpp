@@ -139,7 +139,10 @@ struct amdgcn_platform {
     }
     ++iteration;
   }
-  static XB_INLINE void relax() {}
+  // A non-blocking probe failed (try_wait): checked builds leave a faulted launch (cuda.hpp).
+  static XB_INLINE void relax() {
+    if (XB_CHECKED && aborted()) __builtin_amdgcn_endpgm();
+  }
   static XB_INLINE void notify(uint64_t*) {}
   // A wave's lanes rejoin where a divergent branch ends (the structurizer's EXEC mask), so
   // the lane that ran a completion step and the lanes that skipped it meet without help.

@@ -169,7 +169,11 @@ struct cuda_platform {
     }
     ++iteration;
   }
-  static XB_INLINE void relax() {}
+  // A non-blocking probe failed (try_wait): checked builds leave a faulted launch, as the
+  // waits do, or a caller's loop on try_wait would spin past the fault forever.
+  static XB_INLINE void relax() {
+    if (XB_CHECKED && aborted()) asm volatile("exit;");
+  }
   static XB_INLINE void notify(uint64_t*) {}
 
   // The lanes of this warp that entered a barrier call together, and their meeting point

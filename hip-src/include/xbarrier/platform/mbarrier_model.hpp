@@ -81,6 +81,9 @@ inline bool test_wait_parity(const uint64_t* bar, uint32_t parity) {
   return ((__atomic_load_n(bar, __ATOMIC_ACQUIRE) >> 63) != 0) != (parity != 0);
 }
 inline bool try_wait_parity(const uint64_t* bar, uint32_t parity) { return test_wait_parity(bar, parity); }
+inline bool try_wait_parity_hint(const uint64_t* bar, uint32_t parity, uint32_t) {
+  return test_wait_parity(bar, parity);
+}
 // The copy engine's bulk copy: here the bytes land at once.
 inline void bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
   platform::copy(dst, src, bytes);
