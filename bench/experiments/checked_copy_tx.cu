@@ -1,34 +1,36 @@
-// Probe (session 8): conformance xbc_copy_tx (tx.cpp) through the checked shadow-mbarrier
-// engine, with every thread's steps through the engine traced (XB_CHECKED_TRACE), to find
-// why it deadlocked under compute-sanitizer racecheck only in session 7 (128 threads, 16 B,
-// one copier). Prints, per launch, the fault record and where the threads stopped.
+// Probe (session 8): the conformance kernels xbc_copy_tx and xbc_completion_tx (tx.cpp, as
+// the suite compiles them) through the checked shadow-mbarrier engine, with every thread's
+// steps through the engine traced (XB_CHECKED_TRACE), to find why they deadlocked under
+// compute-sanitizer racecheck only (sessions 7 and 8). Runs the conformance case's launch
+// configurations LAUNCHES times and prints, for a launch that faulted, the fault record
+// and where the threads stopped.
 // Build: nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=1 -I hip-src/include -I hip-src/kernels/conformance
-//        -o checked_copy_tx bench/experiments/checked_copy_tx.cu
-// Run:   checked_copy_tx THREADS BYTES PIECES ROUNDS BLOCKS LAUNCHES   (e.g. 128 16 1 4 2 3)
+//        -o checked_copy_tx bench/experiments/checked_copy_tx.cu   (-DXB_CHECKED_BULK_COPY=0: thread copies)
+// Run:   checked_copy_tx copy|completion|completion1..3 LAUNCHES [DUMP-FILE]
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 __device__ void probe_note(unsigned event, const uint64_t* w, unsigned op, bool parity);
 #define XB_CHECKED_TRACE(event, w, op, parity) probe_note(event, w, op, parity)
-#include "common.hpp"
+#include "tx.cpp"
 
-constexpr int kMaxThreads = 4 * 128, kSlots = 16;
+constexpr int kMaxThreads = 2 * 128, kSlots = 32;
 __device__ unsigned long long g_trace[kMaxThreads][kSlots];
 __device__ unsigned g_count[kMaxThreads];
+__device__ unsigned g_steps;  // the barrier has P (a completion function)
 
-// Event (4 bits), op (8), parity (1), M's test_wait for parity 0 and 1 (a phase of that
-// parity has ended), then microseconds since the launch's first note.
+// Event (4 bits), op (4), parity (1), test_wait of M for parity 0 and 1 (a phase of that
+// parity has ended), the same of P, then microseconds of the global timer.
 __device__ void probe_note(unsigned event, const uint64_t* w, unsigned op, bool parity) {
   const unsigned me = blockIdx.x * blockDim.x + threadIdx.x;
   if (me >= kMaxThreads) return;
-  unsigned long long v = event | (op & 0xff) << 4 | unsigned(parity) << 12;
+  unsigned long long v = event | (op & 15) << 4 | unsigned(parity) << 8;
 #if defined(__CUDA_ARCH__)  // the mbarrier functions exist in the device pass only
-  if (w) {
-    const uint64_t* m = w + 1;
-    v |= uint64_t(xb::detail::mbarrier::test_wait_parity(m, 0)) << 13;
-    v |= uint64_t(xb::detail::mbarrier::test_wait_parity(m, 1)) << 14;
-  }
+  namespace mb = xb::detail::mbarrier;
+  v |= uint64_t(mb::test_wait_parity(w + 1, 0)) << 9 | uint64_t(mb::test_wait_parity(w + 1, 1)) << 10;
+  if (g_steps) v |= uint64_t(mb::test_wait_parity(w + 2, 0)) << 11 | uint64_t(mb::test_wait_parity(w + 2, 1)) << 12;
 #endif
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -37,96 +39,138 @@ __device__ void probe_note(unsigned event, const uint64_t* w, unsigned op, bool 
   g_count[me]++;
 }
 
-using block_barrier = xb::barrier<xb::thread_scope_block>;
+static const char* kEvent[16] = {"?",      "mirror", "prewaited", "mirrored", "step",   "step-M", "wait",   "waited-MP",
+                                 "test-MP", "waited", "step-Pprev", "step-fP",  "step-P", "test-M", "until-ok", "?"};
 
-// xbc_copy_tx as tx.cpp has it, with the kernel's own steps traced as events 8..12.
-__global__ void copy_tx(const unsigned* src, unsigned long long* report, unsigned bytes, unsigned pieces,
-                        unsigned rounds) {
-  __shared__ block_barrier bar;
-  unsigned* smem = xb::dynamic_shared<unsigned>();
-  const unsigned n = xbc::block_threads(), t = threadIdx.x, words = bytes / 4;
-  if (t == 0) init(&bar, n);
+// xbc_completion_tx with one kind of wait for every thread: mode 1 wait, 2 a loop on
+// try_wait, 3 a loop on try_wait_for (mode 0 is tx.cpp's mix: t % 3 picks).
+__global__ void completion_one_wait(const unsigned* src, unsigned long long* report, unsigned words, unsigned rounds,
+                                    unsigned mode) {
+  __shared__ xb::barrier<xb::thread_scope_block, sum_stage> bar;
+  __shared__ unsigned sums[2], count;
+  unsigned* stage = xb::dynamic_shared<unsigned>();
+  const unsigned n = xbc::block_threads(), t = threadIdx.x, bytes = words * 4;
+  if (t == 0) {
+    count = 0;
+    init(&bar, n, sum_stage{stage, words, sums, &count});
+  }
   __syncthreads();
-  const unsigned piece = bytes / 16 / pieces * 16;
   for (unsigned r = 0; r < rounds; ++r) {
     const unsigned* from = src + r * 4;
-    probe_note(8, nullptr, r, false);
     xb::arrival_token token = t == 0 ? xb::device::barrier_arrive_tx(bar, 1, bytes) : bar.arrive();
-    probe_note(9, nullptr, r, false);
-    if (t < pieces) {
-      const unsigned begin = t * piece, size = t + 1 == pieces ? bytes - begin : piece;
-      xb::device::memcpy_async_tx(smem + begin / 4, from + begin / 4, xb::aligned_size_t<16>(size), bar);
-      probe_note(10, nullptr, r, false);
+    if (t == 0) xb::device::memcpy_async_tx(stage, from, xb::aligned_size_t<16>(bytes), bar);
+    const unsigned kind = mode ? mode - 1 : t % 3;
+    if (kind == 0) {
+      bar.wait(static_cast<xb::arrival_token&&>(token));
+    } else if (kind == 1) {
+      while (!bar.try_wait(static_cast<xb::arrival_token&&>(token))) xb::detail::platform::relax();
+    } else {
+      while (!bar.try_wait_for(static_cast<xb::arrival_token&&>(token), xb::nanoseconds(1000))) {
+      }
     }
-    bar.wait(static_cast<xb::arrival_token&&>(token));
-    probe_note(11, nullptr, r, false);
-    for (unsigned w = t; w < words; w += n) xbc::expect_eq(report, r * 1000000ull + w, smem[w], from[w]);
-    bar.arrive_and_wait();
-    probe_note(12, nullptr, r, false);
+    xbc::expect_eq(report, r, count, r + 1);
   }
-  probe_note(15, nullptr, 0, false);
+}
+static const char* kOp[16] = {"?", "init", "arrive", "drop", "arrive_tx", "expect_tx", "complete_tx", "wait", "copy_tx",
+                              "?", "?",    "?",      "?",    "?",         "?",         "?"};
+
+struct launch_shape {
+  unsigned threads, bytes, pieces;
+};
+
+static unsigned long long trace[kMaxThreads][kSlots];
+static unsigned count[kMaxThreads];
+
+static void show_thread(FILE* to, unsigned i, unsigned threads, unsigned most) {
+  fprintf(to, "  b%u t%-3u:", i / threads, i % threads);
+  const unsigned n = count[i] < most ? count[i] : most;
+  unsigned long long first = trace[i][(count[i] - n) % kSlots] >> 32;
+  for (unsigned k = count[i] - n; k < count[i]; ++k) {
+    const unsigned long long v = trace[i][k % kSlots];
+    fprintf(to, " %s/%s p%llu M%llu%llu P%llu%llu +%llu", kEvent[v & 15], kOp[(v >> 4) & 15], (v >> 8) & 1, (v >> 9) & 1,
+           (v >> 10) & 1, (v >> 11) & 1, (v >> 12) & 1, (v >> 32) - first);
+  }
+  fprintf(to, "\n");
 }
 
-static const char* kEvent[16] = {"?",         "mirror",  "prewaited", "mirrored", "step",      "step-M", "wait",
-                                 "waited-M",  "round",   "arrived",   "copied",   "waited",    "aw-done", "?",
-                                 "?",         "end"};
-
 int main(int argc, char** argv) {
-  const unsigned threads = argc > 1 ? atoi(argv[1]) : 128, bytes = argc > 2 ? atoi(argv[2]) : 16,
-                 pieces = argc > 3 ? atoi(argv[3]) : 1, rounds = argc > 4 ? atoi(argv[4]) : 4,
-                 blocks = argc > 5 ? atoi(argv[5]) : 2, launches = argc > 6 ? atoi(argv[6]) : 3;
+  const bool completion = argc > 1 && strncmp(argv[1], "completion", 10) == 0;
+  const unsigned mode = completion && argv[1][10] ? atoi(argv[1] + 10) : 0;  // completion1..3
+  const unsigned launches = argc > 2 ? atoi(argv[2]) : 3, rounds = 4;
+  FILE* dump = argc > 3 ? fopen(argv[3], "w") : nullptr;  // every thread's trace of the first fault
   unsigned* src;
   unsigned long long* report;
-  cudaMalloc(&src, bytes + rounds * 16 + 64);
-  cudaMemset(src, 0x5a, bytes + rounds * 16 + 64);
+  cudaMalloc(&src, 65536 + 1024);
+  cudaMemset(src, 0x5a, 65536 + 1024);
   cudaMalloc(&report, 64);
-  int failed = 0;
-  for (unsigned launch = 0; launch < launches; ++launch) {
-    static unsigned long long trace[kMaxThreads][kSlots];
-    static unsigned count[kMaxThreads];
-    cudaMemset(report, 0, 64);
-    unsigned zero[kMaxThreads] = {};
-    cudaMemcpyToSymbol(g_count, zero, sizeof zero);
-    copy_tx<<<blocks, threads, bytes>>>(src, report, bytes, pieces, rounds);
-    const cudaError_t e = cudaDeviceSynchronize();
-    xb_fault_record r;
-    cudaMemcpyFromSymbol(&r, xb_fault_record_slot, sizeof r);
-    unsigned long long rep[4];
-    cudaMemcpy(rep, report, sizeof rep, cudaMemcpyDeviceToHost);
-    cudaMemcpyFromSymbol(trace, g_trace, sizeof trace);
-    cudaMemcpyFromSymbol(count, g_count, sizeof count);
-    printf("launch %u (%u blocks x %u threads, %u B, %u pieces, %u rounds): %s, fault kind %u op %u thread %u block %u "
-           "[parity %u pending %lld tx %lld], mismatches %llu\n",
-           launch, blocks, threads, bytes, pieces, rounds, cudaGetErrorString(e), r.kind, r.op, r.thread[0], r.block[0],
-           (unsigned)r.phase_parity, (long long)r.pending, (long long)r.tx, rep[0]);
-    if (e != cudaSuccess) return 2;
-    if (r.kind == 0 && rep[0] == 0) continue;
-    failed = 1;
-    // Where each thread's trace ends, counted; then the last steps of a few threads.
-    unsigned last_kind[16] = {};
-    for (unsigned i = 0; i < blocks * threads && i < kMaxThreads; ++i)
-      if (count[i]) ++last_kind[trace[i][(count[i] - 1) % kSlots] & 15];
-    printf("  threads by last event:");
-    for (int k = 0; k < 16; ++k)
-      if (last_kind[k]) printf(" %s=%u", kEvent[k], last_kind[k]);
-    printf("\n");
-    unsigned shown = 0;
-    for (unsigned i = 0; i < blocks * threads && i < kMaxThreads && shown < 10; ++i) {
-      if (!count[i] || (trace[i][(count[i] - 1) % kSlots] & 15) == 15) continue;
-      if (i / threads != r.block[0] && shown > 2) continue;
-      ++shown;
-      printf("  b%u t%-3u:", i / threads, i % threads);
-      const unsigned n = count[i] < 8 ? count[i] : 8;
-      for (unsigned k = count[i] - n; k < count[i]; ++k) {
-        const unsigned long long v = trace[i][k % kSlots];
-        printf(" %s(op%llu p%llu M%llu%llu @%llu)", kEvent[v & 15], (v >> 4) & 0xff, (v >> 12) & 1, (v >> 13) & 1,
-               (v >> 14) & 1, (v >> 32) % 100000000);
-      }
-      printf("\n");
+  const unsigned steps = completion;
+  cudaMemcpyToSymbol(g_steps, &steps, sizeof steps);
+  // The conformance case's shapes (tx.rs: copy_sizes, completion_tx).
+  launch_shape shapes[64];
+  unsigned n_shapes = 0;
+  if (completion) {
+    for (unsigned words : {4u, 1024u, 4096u})
+      for (unsigned threads : {1u, 96u}) shapes[n_shapes++] = {threads, words * 4, 1};
+  } else {
+    for (unsigned bytes : {16u, 48u, 256u, 1024u, 4096u, 16384u, 65536u}) {
+      const unsigned a = bytes / 16 < 4 ? bytes / 16 : 4, b = bytes / 16 < 32 ? bytes / 16 : 32;
+      for (launch_shape s : {launch_shape{1, bytes, 1}, {64, bytes, 1}, {64, bytes, a}, {128, bytes, b}})
+        shapes[n_shapes++] = s;
     }
-    xb_fault_record clear = {};
-    cudaMemcpyToSymbol(xb_fault_record_slot, &clear, sizeof clear);
   }
-  printf("%s\n", failed ? "probe: FAILED" : "probe: OK");
-  return failed;
+  unsigned faults = 0, total = 0;
+  for (unsigned launch = 0; launch < launches; ++launch) {
+    for (unsigned k = 0; k < n_shapes; ++k) {
+      const launch_shape s = shapes[k];
+      cudaMemset(report, 0, 64);
+      static unsigned zero[kMaxThreads];
+      cudaMemcpyToSymbol(g_count, zero, sizeof zero);
+      cudaFuncSetAttribute(xbc_copy_tx, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);
+      cudaFuncSetAttribute(xbc_completion_tx, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);
+      cudaFuncSetAttribute(completion_one_wait, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);
+      if (mode) completion_one_wait<<<2, s.threads, s.bytes>>>(src, report, s.bytes / 4, rounds, mode);
+      else if (completion) xbc_completion_tx<<<2, s.threads, s.bytes>>>(src, report, s.bytes / 4, rounds);
+      else xbc_copy_tx<<<2, s.threads, s.bytes>>>(src, report, s.bytes, s.pieces, rounds);
+      const cudaError_t e = cudaDeviceSynchronize();
+      ++total;
+      xb_fault_record r;
+      cudaMemcpyFromSymbol(&r, xb_fault_record_slot, sizeof r);
+      unsigned long long rep[4];
+      cudaMemcpy(rep, report, sizeof rep, cudaMemcpyDeviceToHost);
+      if (e != cudaSuccess) {
+        printf("launch %u shape %u: %s\n", launch, k, cudaGetErrorString(e));
+        return 2;
+      }
+      if (r.kind == 0 && rep[0] == 0) continue;
+      ++faults;
+      cudaMemcpyFromSymbol(trace, g_trace, sizeof trace);
+      cudaMemcpyFromSymbol(count, g_count, sizeof count);
+      printf("launch %u: %u threads, %u B, %u pieces: fault kind %u op %s thread %u block %u [parity %u pending %lld "
+             "tx %lld], mismatches %llu\n",
+             launch, s.threads, s.bytes, s.pieces, r.kind, kOp[r.op & 15], r.thread[0], r.block[0],
+             (unsigned)r.phase_parity, (long long)r.pending, (long long)r.tx, rep[0]);
+      if (faults <= 2) {
+        // Thread 0 (arrive_tx and the copy), every thread stopped in a completion step, the
+        // faulting thread, and where the others stopped, counted.
+        unsigned last[16] = {};
+        for (unsigned i = r.block[0] * s.threads; i < (r.block[0] + 1) * s.threads; ++i) {
+          if (!count[i]) continue;
+          const unsigned e = trace[i][(count[i] - 1) % kSlots] & 15;
+          ++last[e];
+          const unsigned t = i % s.threads;
+          if (t == 0 || t == r.thread[0] || (e != 3 && e != 6)) show_thread(stdout, i, s.threads, 10);
+          if (dump && faults == 1) show_thread(dump, i, s.threads, kSlots);
+        }
+        printf("  threads of block %u by last event:", r.block[0]);
+        for (int k = 0; k < 16; ++k)
+          if (last[k]) printf(" %s=%u", kEvent[k], last[k]);
+        printf("\n");
+      }
+      xb_fault_record clear = {};
+      cudaMemcpyToSymbol(xb_fault_record_slot, &clear, sizeof clear);
+    }
+  }
+  if (dump) fclose(dump);
+  printf("probe %s%u: %u faults in %u launches\n", completion ? "completion" : "copy", mode, faults, total);
+  return faults != 0;
 }

@@ -40,6 +40,12 @@
 //    another thread may have run), runs the function, arrives on P and waits on it
 //    (complete at once; synccheck's rule for the arrival). P's phase ends before the word
 //    publishes, so a wait on P by parity is as exact as the word's.
+// 6. Lanes leave together. The lanes of a warp that made one call meet at its end, after any
+//    completion step one of them ran (the protocol's reconverge point, protocol.hpp). Under
+//    racecheck the warp's scheduler starved a lane with a step to run for 10 s while its
+//    warp-mates spun in three kinds of wait loop (conformance completion_reads_bulk_copied_stage,
+//    session 8, bench/experiments/checked_copy_tx.cu). Nothing a lane waits for inside a
+//    call needs a lane that already got to the meeting point: its update and mirror are done.
 //
 // The shadow costs 8 bytes per barrier without a completion function (16 in checked builds
 // against 8 in release builds); with one, the 24 bytes of the native layout.
@@ -56,6 +62,11 @@
 // the engine: event, the word, the operation and the parity it concerns.
 #ifndef XB_CHECKED_TRACE
 #define XB_CHECKED_TRACE(event, w, op, parity) ((void)0)
+#endif
+
+// 0: memcpy_async_tx copies with the calling thread instead of a bulk copy (probes).
+#ifndef XB_CHECKED_BULK_COPY
+#define XB_CHECKED_BULK_COPY 1
 #endif
 
 #if XB_CHECKED_MBARRIER
@@ -82,7 +93,9 @@ struct checked_mbarrier_engine {
   }
   // Whether the copy engine can read `src` (global memory); elsewhere the thread copies.
   static XB_INLINE bool bulk_source(const void* src) {
-#if defined(XB_PLATFORM_CUDA)
+#if !XB_CHECKED_BULK_COPY
+    return (void)src, false;
+#elif defined(XB_PLATFORM_CUDA)
     return __isGlobal(src);
 #else
     return !platform::is_shared(src);
@@ -163,11 +176,25 @@ struct checked_mbarrier_engine {
       XB_CHECKED_TRACE(5, w, op, parity);
       if (!Step) return;
       shadow_wait(w, steps(w), !parity, op);
+      XB_CHECKED_TRACE(10, w, op, parity);
       f();
       (void)mbarrier::arrive(steps(w), 1);
+      XB_CHECKED_TRACE(11, w, op, parity);
       shadow_wait(w, steps(w), parity, op);
+      XB_CHECKED_TRACE(12, w, op, parity);
     }
   };
+
+  // One call's update of the word and its mirror (2.), with the lanes of the warp that made
+  // the call together leaving it together (6.).
+  template <class F>
+  static XB_DEVICE bool update_together(uint64_t* w, uint32_t arrivals, int64_t tx, shadowed_step<F>& step, uint32_t op,
+                                        bool drop, const mirror& m) {
+    const uint32_t lanes = platform::converged_lanes();
+    const bool parity = proto::tx_update(w, arrivals, tx, step, op, drop, m);
+    platform::reconverge(lanes);
+    return parity;
+  }
 
   static XB_INLINE void init(uint64_t* w, ptrdiff_t expected, int64_t limit) {
     proto::init(w, expected, limit);
@@ -185,8 +212,7 @@ struct checked_mbarrier_engine {
       proto::fault(XB_FAULT_UPDATE_RANGE, op, w, platform::template load<ms>(w, mem_order::relaxed), update,
                    proto::max_count);
     shadowed_step<F> step = {w, completion, op, ran};
-    return proto::tx_update(w, uint32_t(update), 0, step, op, drop,
-                            mirror{w, op, uint32_t(update), drop, 0, nullptr, nullptr});
+    return update_together(w, uint32_t(update), 0, step, op, drop, mirror{w, op, uint32_t(update), drop, 0, nullptr, nullptr});
   }
   template <class F>
   static XB_INLINE uint64_t arrive(uint64_t* w, ptrdiff_t update, F& completion) {
@@ -215,6 +241,7 @@ struct checked_mbarrier_engine {
     if (!here(w)) return fallback::wait_parity(w, parity);
     shadow_waits(w, parity, XB_OP_WAIT);  // suspended in the SYNCS unit, bounded: a deadlock is a fault
     proto::wait_parity(w, parity);      // published on the word at once, or right after P
+    XB_CHECKED_TRACE(9, w, XB_OP_WAIT, parity);
   }
   static XB_INLINE bool test(const uint64_t* w, uint64_t token) { return test_parity(w, parity_of_token(token)); }
   // A loop on try_wait that polled the word alone never let the launch finish under
@@ -222,8 +249,9 @@ struct checked_mbarrier_engine {
   // try_wait on M is what the native try_wait makes. A miss leaves a faulted launch (relax).
   static XB_INLINE bool test_parity(const uint64_t* w, bool parity) {
     if (!here(w)) return fallback::test_parity(w, parity);
-    if (mbarrier::try_wait_parity(shadow(w), parity) && (!Step || mbarrier::test_wait_parity(steps(w), parity)))
-      return proto::test_parity(w, parity);  // relaxes on a miss itself
+    if (mbarrier::try_wait_parity(shadow(w), parity) && (XB_CHECKED_TRACE(13, w, XB_OP_WAIT, parity), true) &&
+        (!Step || mbarrier::test_wait_parity(steps(w), parity)))
+      return XB_CHECKED_TRACE(8, w, XB_OP_WAIT, parity), proto::test_parity(w, parity);  // relaxes on a miss itself
     platform::relax();
     return false;
   }
@@ -237,7 +265,8 @@ struct checked_mbarrier_engine {
       const uint64_t spent = platform::now_ns() - start;
       if (spent >= ns) return mbarrier::test_wait_parity(m, parity);
       const uint64_t left = ns - spent;
-      if (mbarrier::try_wait_parity_hint(m, parity, left > 0xffffffffu ? 0xffffffffu : uint32_t(left))) return true;
+      if (mbarrier::try_wait_parity_hint(m, parity, left > 0xffffffffu ? 0xffffffffu : uint32_t(left)))
+        return XB_CHECKED_TRACE(14, m - 1, XB_OP_WAIT, parity), true;
       platform::relax();
     }
   }
@@ -256,7 +285,7 @@ struct checked_mbarrier_engine {
                                    void* bulk_dst = nullptr, const void* bulk_src = nullptr) {
     bool ran = false;
     shadowed_step<F> step = {w, completion, op, &ran};
-    return proto::tx_update(w, arrivals, tx, step, op, false, mirror{w, op, arrivals, false, tx, bulk_dst, bulk_src});
+    return update_together(w, arrivals, tx, step, op, false, mirror{w, op, arrivals, false, tx, bulk_dst, bulk_src});
   }
   template <class F>
   static XB_INLINE uint64_t arrive_tx(uint64_t* w, ptrdiff_t arrivals, ptrdiff_t tx, F& completion) {

@@ -170,9 +170,14 @@ struct cuda_platform {
     ++iteration;
   }
   // A non-blocking probe failed (try_wait): checked builds leave a faulted launch, as the
-  // waits do, or a caller's loop on try_wait would spin past the fault forever.
+  // waits do, or a caller's loop on try_wait would spin past the fault forever; and sleep
+  // briefly, so that such a loop lets its diverged warp-mates run (racecheck's scheduling
+  // starved them: checked_engine.hpp, 6.).
   static XB_INLINE void relax() {
-    if (XB_CHECKED && aborted()) asm volatile("exit;");
+    if (XB_CHECKED) {
+      if (aborted()) asm volatile("exit;");
+      __nanosleep(32);
+    }
   }
   static XB_INLINE void notify(uint64_t*) {}
 
