@@ -94,6 +94,7 @@ static void show_thread(FILE* to, unsigned i, unsigned threads, unsigned most) {
 }
 
 int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);  // a launch that hangs still leaves what came before
   const bool completion = argc > 1 && strncmp(argv[1], "completion", 10) == 0;
   const unsigned mode = completion && argv[1][10] ? atoi(argv[1] + 10) : 0;  // completion1..3
   const unsigned launches = argc > 2 ? atoi(argv[2]) : 3, rounds = 4;

@@ -40,12 +40,13 @@
 //    another thread may have run), runs the function, arrives on P and waits on it
 //    (complete at once; synccheck's rule for the arrival). P's phase ends before the word
 //    publishes, so a wait on P by parity is as exact as the word's.
-// 6. Lanes leave together. The lanes of a warp that made one call meet at its end, after any
-//    completion step one of them ran (the protocol's reconverge point, protocol.hpp). Under
-//    racecheck the warp's scheduler starved a lane with a step to run for 10 s while its
-//    warp-mates spun in three kinds of wait loop (conformance completion_reads_bulk_copied_stage,
-//    session 8, bench/experiments/checked_copy_tx.cu). Nothing a lane waits for inside a
-//    call needs a lane that already got to the meeting point: its update and mirror are done.
+// 6. Sleeping waiters. Under racecheck a lane with a completion step to run was starved for
+//    10 s by warp-mates spinning in three kinds of wait loop on the same barrier (conformance
+//    completion_reads_bulk_copied_stage, session 8, bench/experiments/checked_copy_tx.cu),
+//    though each kind alone passed: one loop iteration takes ~50 us there, and the warp ran
+//    the starved lane only when every spinning path slept. So checked CUDA builds sleep long
+//    in waits (cuda.hpp: back-off up to 1 ms, and up to 1 ms after a try_wait miss); meeting
+//    at __syncwarp after each call instead hung under racecheck.
 //
 // The shadow costs 8 bytes per barrier without a completion function (16 in checked builds
 // against 8 in release builds); with one, the 24 bytes of the native layout.
@@ -185,17 +186,6 @@ struct checked_mbarrier_engine {
     }
   };
 
-  // One call's update of the word and its mirror (2.), with the lanes of the warp that made
-  // the call together leaving it together (6.).
-  template <class F>
-  static XB_DEVICE bool update_together(uint64_t* w, uint32_t arrivals, int64_t tx, shadowed_step<F>& step, uint32_t op,
-                                        bool drop, const mirror& m) {
-    const uint32_t lanes = platform::converged_lanes();
-    const bool parity = proto::tx_update(w, arrivals, tx, step, op, drop, m);
-    platform::reconverge(lanes);
-    return parity;
-  }
-
   static XB_INLINE void init(uint64_t* w, ptrdiff_t expected, int64_t limit) {
     proto::init(w, expected, limit);
     if (!here(w)) return;
@@ -212,7 +202,7 @@ struct checked_mbarrier_engine {
       proto::fault(XB_FAULT_UPDATE_RANGE, op, w, platform::template load<ms>(w, mem_order::relaxed), update,
                    proto::max_count);
     shadowed_step<F> step = {w, completion, op, ran};
-    return update_together(w, uint32_t(update), 0, step, op, drop, mirror{w, op, uint32_t(update), drop, 0, nullptr, nullptr});
+    return proto::tx_update(w, uint32_t(update), 0, step, op, drop, mirror{w, op, uint32_t(update), drop, 0, nullptr, nullptr});
   }
   template <class F>
   static XB_INLINE uint64_t arrive(uint64_t* w, ptrdiff_t update, F& completion) {
@@ -285,7 +275,7 @@ struct checked_mbarrier_engine {
                                    void* bulk_dst = nullptr, const void* bulk_src = nullptr) {
     bool ran = false;
     shadowed_step<F> step = {w, completion, op, &ran};
-    return update_together(w, arrivals, tx, step, op, false, mirror{w, op, arrivals, false, tx, bulk_dst, bulk_src});
+    return proto::tx_update(w, arrivals, tx, step, op, false, mirror{w, op, arrivals, false, tx, bulk_dst, bulk_src});
   }
   template <class F>
   static XB_INLINE uint64_t arrive_tx(uint64_t* w, ptrdiff_t arrivals, ptrdiff_t tx, F& completion) {

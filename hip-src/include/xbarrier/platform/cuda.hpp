@@ -160,23 +160,28 @@ struct cuda_platform {
   // faulted. A phase usually completes within a few hundred cycles of the first poll, and a
   // waiter asleep for up to 1 us (the earlier schedule) cost ~2000 cycles per round trip on
   // the H200 (2026-11-29, xbar bench); polls of one word are cheap next to that.
+  // Checked builds sleep far longer once a wait has lasted (checked_engine.hpp, 6.): 32 ns
+  // doubling per poll after 8 polls, up to 1 ms, so a wait's extra latency stays below the
+  // time it already waited.
   static XB_INLINE void backoff(uint32_t& iteration) {
     if (XB_CHECKED && aborted()) asm volatile("exit;");
-    constexpr uint32_t spins = XB_CUDA_POLL_SPINS;
+    constexpr uint32_t spins = XB_CHECKED ? 8 : XB_CUDA_POLL_SPINS;
     if (iteration >= spins) {
-      const uint32_t step = (iteration - spins) / 4;
-      __nanosleep(32u << (step < 3 ? step : 3));
+      const uint32_t step = XB_CHECKED ? iteration - spins : (iteration - spins) / 4;
+      constexpr uint32_t top = XB_CHECKED ? 15 : 3;
+      __nanosleep(32u << (step < top ? step : top));
     }
     ++iteration;
   }
-  // A non-blocking probe failed (try_wait): checked builds leave a faulted launch, as the
+  // A non-blocking probe failed (try_wait). Checked builds leave a faulted launch, as the
   // waits do, or a caller's loop on try_wait would spin past the fault forever; and sleep
-  // briefly, so that such a loop lets its diverged warp-mates run (racecheck's scheduling
-  // starved them: checked_engine.hpp, 6.).
+  // 0..1 ms, spread by time and thread, so that such loops are not all awake at once
+  // (checked_engine.hpp, 6.; a caller's loop keeps no back-off state).
   static XB_INLINE void relax() {
     if (XB_CHECKED) {
       if (aborted()) asm volatile("exit;");
-      __nanosleep(32);
+      const uint32_t h = (uint32_t(now_ns() >> 10) ^ (threadIdx.x * 40503u)) * 2654435761u;
+      __nanosleep((h >> 22) * 1000u);
     }
   }
   static XB_INLINE void notify(uint64_t*) {}
