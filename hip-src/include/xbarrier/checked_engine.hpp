@@ -45,8 +45,9 @@
 //    completion_reads_bulk_copied_stage, session 8, bench/experiments/checked_copy_tx.cu),
 //    though each kind alone passed: one loop iteration takes ~50 us there, and the warp ran
 //    the starved lane only when every spinning path slept. So checked CUDA builds sleep long
-//    in waits (cuda.hpp: back-off up to 1 ms, and up to 1 ms after a try_wait miss); meeting
-//    at __syncwarp after each call instead hung under racecheck.
+//    in shadow waits (cuda.hpp long_backoff, up to 1 ms) and after a try_wait or try_wait_for
+//    that returns false (relax, 0..1 ms); meeting at __syncwarp after each call instead hung
+//    under racecheck.
 //
 // The shadow costs 8 bytes per barrier without a completion function (16 in checked builds
 // against 8 in release builds); with one, the 24 bytes of the native layout.
@@ -108,13 +109,22 @@ struct checked_mbarrier_engine {
   static XB_INLINE const uint64_t* steps(const uint64_t* w) { return w + 2; }
   static XB_INLINE bool parity_of_r(uint64_t r) { return r != 0; }
 
+  // A shadow wait's back-off: long sleeps on CUDA (6.).
+  static XB_INLINE void idle(uint32_t& iteration) {
+#if defined(XB_PLATFORM_CUDA)
+    platform::long_backoff(iteration);
+#else
+    platform::backoff(iteration);
+#endif
+  }
+
   // Until phase `parity` of mbarrier `m` ended; bounded as the protocol's waits are.
   static XB_DEVICE void shadow_wait(const uint64_t* w, const uint64_t* m, bool parity, uint32_t op) {
     if (mbarrier::try_wait_parity(m, parity)) return;
     const uint64_t start = platform::now_ns();
     uint32_t iteration = 0;
     while (!mbarrier::try_wait_parity(m, parity)) {
-      platform::backoff(iteration);  // ends the thread once the launch faulted
+      idle(iteration);  // ends the thread once the launch faulted
       const uint64_t elapsed = platform::now_ns() - start;
       if (elapsed > platform::wait_timeout_ns())
         proto::fault(XB_FAULT_WAIT_TIMEOUT, op, w, platform::template load<ms>(w, mem_order::relaxed),
@@ -260,13 +270,18 @@ struct checked_mbarrier_engine {
       platform::relax();
     }
   }
+  // A timeout relaxes too: a caller's loop on try_wait_for with a short bound is a loop on
+  // try_wait (6.).
   static XB_INLINE bool wait_parity_for(const uint64_t* w, bool parity, uint64_t ns) {
     if (!here(w)) return fallback::wait_parity_for(w, parity, ns);
     const uint64_t start = platform::now_ns();
-    if (!shadow_wait_until(shadow(w), parity, start, ns)) return false;
-    if (Step && !shadow_wait_until(steps(w), parity, start, ns)) return false;
-    const uint64_t spent = platform::now_ns() - start;
-    return proto::wait_parity_for(w, parity, spent >= ns ? 0 : ns - spent);
+    bool done = shadow_wait_until(shadow(w), parity, start, ns) && (!Step || shadow_wait_until(steps(w), parity, start, ns));
+    if (done) {
+      const uint64_t spent = platform::now_ns() - start;
+      done = proto::wait_parity_for(w, parity, spent >= ns ? 0 : ns - spent);
+    }
+    if (!done) platform::relax();
+    return done;
   }
 
   // One tx update on the word, then on M.

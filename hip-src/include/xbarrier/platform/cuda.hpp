@@ -160,16 +160,23 @@ struct cuda_platform {
   // faulted. A phase usually completes within a few hundred cycles of the first poll, and a
   // waiter asleep for up to 1 us (the earlier schedule) cost ~2000 cycles per round trip on
   // the H200 (2026-11-29, xbar bench); polls of one word are cheap next to that.
-  // Checked builds sleep far longer once a wait has lasted (checked_engine.hpp, 6.): 32 ns
-  // doubling per poll after 8 polls, up to 1 ms, so a wait's extra latency stays below the
-  // time it already waited.
   static XB_INLINE void backoff(uint32_t& iteration) {
     if (XB_CHECKED && aborted()) asm volatile("exit;");
-    constexpr uint32_t spins = XB_CHECKED ? 8 : XB_CUDA_POLL_SPINS;
+    constexpr uint32_t spins = XB_CUDA_POLL_SPINS;
     if (iteration >= spins) {
-      const uint32_t step = XB_CHECKED ? iteration - spins : (iteration - spins) / 4;
-      constexpr uint32_t top = XB_CHECKED ? 15 : 3;
-      __nanosleep(32u << (step < top ? step : top));
+      const uint32_t step = (iteration - spins) / 4;
+      __nanosleep(32u << (step < 3 ? step : 3));
+    }
+    ++iteration;
+  }
+  // A wait that may last (checked builds' shadow waits, checked_engine.hpp 6.): 32 ns
+  // doubling per poll after 8 polls, up to 1 ms, so its extra latency stays below the time
+  // it already waited. Not for compare-and-swap retries, where it stalled a 1024-thread block.
+  static XB_INLINE void long_backoff(uint32_t& iteration) {
+    if (XB_CHECKED && aborted()) asm volatile("exit;");
+    if (iteration >= 8) {
+      const uint32_t step = iteration - 8;
+      __nanosleep(32u << (step < 15 ? step : 15));
     }
     ++iteration;
   }
