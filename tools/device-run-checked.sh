@@ -4,6 +4,9 @@
 # per case, PARALLEL at a time) and the suite under synccheck, with the repetitions divided
 # by CHECKED_REPS_DIVISOR (conformance/src/harness.rs). Build with tools/device-build.sh;
 # on the device: bash tools/device-run-checked.sh (logs under $OUT, a table printed last).
+# CHECKED_SUITES=0 skips the plain suites (tools/device-run.sh runs them itself). With
+# .device-bin/checked_copy_tx (nvcc, see bench/experiments/checked_copy_tx.cu) it also runs
+# that probe, plain and under racecheck.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=.device-bin
@@ -19,13 +22,15 @@ step() {  # name, limit, command...
   local rc=$?
   printf '%-44s rc=%-3s %4ss  %s\n' "$name" "$rc" "$((SECONDS - start))" "$(summary "$LOGS/$name.log")" | tee -a "$RESULTS/progress.txt"
 }
-step conformance-checked 120 "$BIN/conformance-checked" --test-threads 1
-step misuse-checked 60 "$BIN/misuse-checked" --test-threads 1 "[cuda]"
+if [ "${CHECKED_SUITES:-1}" != 0 ]; then
+  step conformance-checked 120 "$BIN/conformance-checked" --test-threads 1
+  step misuse-checked 60 "$BIN/misuse-checked" --test-threads 1 "[cuda]"
+fi
 if [ -x "$BIN/checked_copy_tx" ]; then
-  step probe-copy-tx 60 "$BIN/checked_copy_tx" 128 16 1 4 2 3
-  step probe-copy-tx-racecheck-128 90 compute-sanitizer --tool racecheck "$BIN/checked_copy_tx" 128 16 1 4 2 2
-  step probe-copy-tx-racecheck-64 90 compute-sanitizer --tool racecheck "$BIN/checked_copy_tx" 64 16 1 4 2 2
-  grep -E "launch|threads by|  b[0-9]" "$LOGS"/probe-copy-tx*.log | cut -c1-400 | head -40
+  step probe-completion 60 "$BIN/checked_copy_tx" completion 3
+  step probe-completion-racecheck 120 compute-sanitizer --tool racecheck "$BIN/checked_copy_tx" completion 3
+  step probe-copy-racecheck 120 compute-sanitizer --tool racecheck "$BIN/checked_copy_tx" copy 1
+  grep -E "^launch|threads of" "$LOGS"/probe-*.log | cut -c1-300 | head -20
 fi
 # One racecheck process per case: a case that runs past its limit costs only itself.
 racecheck_case() {
@@ -35,7 +40,7 @@ racecheck_case() {
 export -f racecheck_case step summary
 export BIN LOGS RESULTS
 "$BIN/conformance-checked" --list 2>/dev/null | sed -n "s/^\\[cuda\\] \\([A-Za-z0-9_]*\\)[ :].*/\\1/p" > "$LOGS/cases.txt"
-xargs -P "${PARALLEL:-4}" -I{} bash -c 'racecheck_case {}' < "$LOGS/cases.txt"
+xargs -P "${PARALLEL:-3}" -I{} bash -c 'racecheck_case {}' < "$LOGS/cases.txt"
 XBAR_REPS_DIVISOR=${CHECKED_REPS_DIVISOR:-100} step synccheck-checked 150 \
   compute-sanitizer --tool synccheck --error-exitcode 9 "$BIN/conformance-checked" --test-threads 1 "[cuda]"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -43,4 +48,4 @@ echo "--- failures"
 grep -h -E "barrier fault|panicked|hazard|Barrier error" "$LOGS"/*.log | sort | uniq -c | sort -rn | cut -c1-300 | head -12
 echo "--- summary ($(wc -l < "$LOGS/cases.txt") cases listed)"
 sort "$RESULTS/progress.txt"
-tar czf "$RESULTS/logs.tar.gz" -C "$LOGS" .
+tar czf "$RESULTS/checked-logs.tar.gz" -C "$LOGS" .

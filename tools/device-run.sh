@@ -60,13 +60,10 @@ for pair in ${SANITIZERS:-memcheck:cuda racecheck:cuda synccheck:cuda memcheck:c
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/conformance-release" --test-threads 1 "[$target]" "${skip[@]}"
 done
 # Checked device code (the protocol on every block barrier, with shadow mbarriers that
-# carry its synchronization: checked_engine.hpp) under synccheck and racecheck, every case,
-# with the repetitions divided by CHECKED_REPS_DIVISOR (racecheck takes minutes per case at
-# full counts: bench/results/2026-11-30-session7-h200.md).
-for tool in ${CHECKED_SANITIZERS:-synccheck racecheck}; do
-  XBAR_REPS_DIVISOR=${CHECKED_REPS_DIVISOR:-100} LIMIT=${CHECKED_SANITIZER_LIMIT:-240} run "sanitizer-$tool-cuda-checked" \
-    compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/conformance-checked" --test-threads 1 "[cuda]"
-done
+# carry its synchronization: checked_engine.hpp) under racecheck, one process per case, and
+# synccheck, with the repetitions divided by CHECKED_REPS_DIVISOR (default 100; racecheck
+# took minutes per case at full counts: bench/results/2026-11-30-session7-h200.md).
+[ "${CHECKED_SANITIZERS:-1}" != 0 ] && CHECKED_SUITES=0 OUT="$RESULTS" bash tools/device-run-checked.sh
 cat "$OUT/gpu.txt"
 [ -f "$RESULTS/bench.md" ] && cat "$RESULTS/bench.md"
 printf '%s\n' "${rows[@]}" | tee "$OUT/summary.txt"
