@@ -12,15 +12,16 @@ cd "$(dirname "$0")/.."
 BIN=.device-bin
 RESULTS="${OUT:-/tmp/xbar-out}"
 LOGS=/tmp/xbar-checked-logs
-mkdir -p "$LOGS" "$RESULTS"
+rm -rf "$LOGS" && mkdir -p "$LOGS" "$RESULTS"
+ROWS="$RESULTS/checked-progress.txt"
 export XBAR_REQUIRE_GPU=1
-summary() { grep -E "test result:|SUMMARY|probe:" "$1" | sed 's/^=* *//' | tr '\n' ' ' | cut -c1-150; }
+summary() { grep -E "test result:|SUMMARY|^probe " "$1" | sed 's/^=* *//' | tr '\n' ' ' | cut -c1-150; }
 step() {  # name, limit, command...
   local name=$1 limit=$2; shift 2
   local start=$SECONDS
   timeout "$limit" "$@" > "$LOGS/$name.log" 2>&1
   local rc=$?
-  printf '%-44s rc=%-3s %4ss  %s\n' "$name" "$rc" "$((SECONDS - start))" "$(summary "$LOGS/$name.log")" | tee -a "$RESULTS/progress.txt"
+  printf '%-44s rc=%-3s %4ss  %s\n' "$name" "$rc" "$((SECONDS - start))" "$(summary "$LOGS/$name.log")" | tee -a "$ROWS"
 }
 if [ "${CHECKED_SUITES:-1}" != 0 ]; then
   step conformance-checked 120 "$BIN/conformance-checked" --test-threads 1
@@ -38,7 +39,7 @@ racecheck_case() {
     compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN/conformance-checked" --test-threads 1 --exact "[cuda] $1"
 }
 export -f racecheck_case step summary
-export BIN LOGS RESULTS
+export BIN LOGS RESULTS ROWS
 "$BIN/conformance-checked" --list 2>/dev/null | sed -n "s/^\\[cuda\\] \\([A-Za-z0-9_]*\\)[ :].*/\\1/p" > "$LOGS/cases.txt"
 xargs -P "${PARALLEL:-3}" -I{} bash -c 'racecheck_case {}' < "$LOGS/cases.txt"
 XBAR_REPS_DIVISOR=${CHECKED_REPS_DIVISOR:-100} step synccheck-checked 150 \
@@ -47,5 +48,5 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "--- failures"
 grep -h -E "barrier fault|panicked|hazard|Barrier error" "$LOGS"/*.log | sort | uniq -c | sort -rn | cut -c1-300 | head -12
 echo "--- summary ($(wc -l < "$LOGS/cases.txt") cases listed)"
-sort "$RESULTS/progress.txt"
+sort "$ROWS"
 tar czf "$RESULTS/checked-logs.tar.gz" -C "$LOGS" .

@@ -62,7 +62,8 @@ done
 # Checked device code (the protocol on every block barrier, with shadow mbarriers that
 # carry its synchronization: checked_engine.hpp) under racecheck, one process per case, and
 # synccheck, with the repetitions divided by CHECKED_REPS_DIVISOR (default 100; racecheck
-# took minutes per case at full counts: bench/results/2026-11-30-session7-h200.md).
+# took minutes per case at full counts: bench/results/2026-11-30-session7-h200.md); its rows
+# go to checked-progress.txt. CHECKED_SANITIZERS=0 skips it.
 [ "${CHECKED_SANITIZERS:-1}" != 0 ] && CHECKED_SUITES=0 OUT="$RESULTS" bash tools/device-run-checked.sh
 cat "$OUT/gpu.txt"
 [ -f "$RESULTS/bench.md" ] && cat "$RESULTS/bench.md"

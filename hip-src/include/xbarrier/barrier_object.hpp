@@ -67,9 +67,11 @@ struct barrier_access;
 // A block-scope barrier with a completion function has three words: the native CUDA
 // lowering's two mbarriers and control word (completion_engine.hpp), the first word alone
 // elsewhere. Every target keeps that size, and max() one below the protocol's (the native
-// lowering's gate takes one count), so portable code sees one barrier type. Checked CUDA
-// sm_90 builds give a block-scope barrier without one a second word, its shadow mbarrier
-// (checked_engine.hpp).
+// lowering's gate takes one count), so portable code sees one barrier type. The exception:
+// checked sm_90 device code gives a block-scope barrier without one a second word, its
+// shadow mbarrier (checked_engine.hpp), so there it has 16 bytes, 8 in the host pass and on
+// sm_80. A barrier lives in shared memory, declared by device code, which is compiled per
+// target; nothing outside it may rely on its size.
 template <thread_scope Scope, class Completion>
 struct state_words {
   static constexpr bool gated =

@@ -34,20 +34,23 @@
 //    the native path (racecheck models it); its bytes are completed on the word when the
 //    copy is issued. The word may then end the phase before the bytes land, but no waiter
 //    passes M before they do, and a completion step waits on M first (5.).
+//    One gap: when a phase's arrivals are all in with a copy's bytes in flight and no
+//    expect_tx yet covering them, M's phase ends before they land, as the native mbarrier's
+//    would (a race on the hardware too), while the word waits for the expect; the next
+//    mirror then waits on M past the bound, reported as a deadlock rather than as misuse.
 // 5. Completion steps. The protocol's step is wrapped: the completer waits on M's phase
 //    (every arrival's writes, every copy's bytes: racecheck's edge to the completer); with a
 //    completion function it then waits on P's previous phase (the previous step, which
 //    another thread may have run), runs the function, arrives on P and waits on it
 //    (complete at once; synccheck's rule for the arrival). P's phase ends before the word
 //    publishes, so a wait on P by parity is as exact as the word's.
-// 6. Sleeping waiters. Under racecheck a lane with a completion step to run was starved for
-//    10 s by warp-mates spinning in three kinds of wait loop on the same barrier (conformance
-//    completion_reads_bulk_copied_stage, session 8, bench/experiments/checked_copy_tx.cu),
-//    though each kind alone passed: one loop iteration takes ~50 us there, and the warp ran
-//    the starved lane only when every spinning path slept. So checked CUDA builds sleep long
-//    in shadow waits (cuda.hpp long_backoff, up to 1 ms) and after a try_wait or try_wait_for
-//    that returns false (relax, 0..1 ms); meeting at __syncwarp after each call instead hung
-//    under racecheck.
+// 6. Sleeping waiters. Under racecheck, one loop iteration takes ~100 us, and a warp whose
+//    lanes spin in different wait loops can leave a lane that still has its mirror or its
+//    completion step to run unscheduled until the others time out (traced in
+//    bench/experiments/checked_copy_tx.cu; bench/results/2026-11-30-session8-h200.md). So
+//    checked CUDA builds sleep long in shadow waits (long_backoff, up to 1 ms) and after a
+//    try_wait or try_wait_for that returns false (relax, 0-1 ms). That made it rarer, not
+//    impossible; a __syncwarp meeting point after each call hung under racecheck instead.
 //
 // The shadow costs 8 bytes per barrier without a completion function (16 in checked builds
 // against 8 in release builds); with one, the 24 bytes of the native layout.
@@ -60,17 +63,6 @@
 #include "platform/mbarrier_model.hpp"
 #endif
 
-// Probes (bench/experiments/checked_copy_tx.cu) define this to follow each thread through
-// the engine: event, the word, the operation and the parity it concerns.
-#ifndef XB_CHECKED_TRACE
-#define XB_CHECKED_TRACE(event, w, op, parity) ((void)0)
-#endif
-
-// 0: memcpy_async_tx copies with the calling thread instead of a bulk copy (probes).
-#ifndef XB_CHECKED_BULK_COPY
-#define XB_CHECKED_BULK_COPY 1
-#endif
-
 #if XB_CHECKED_MBARRIER
 namespace xb {
 namespace detail {
@@ -81,42 +73,17 @@ struct checked_mbarrier_engine {
   using fallback = protocol_engine<thread_scope_block>;
   static constexpr mem_scope ms = mem_scope::block;
 
-  // Tested at run time: nvcc 13.0 folded __isShared to false for one call site of eight
-  // on the same __shared__ barrier (conformance xbc_tx_sequences, P9), which sent that
-  // operation to the fallback and past the mirror (session 7, bench/experiments/checked_tx_sequences.cu).
-  static XB_INLINE bool here(const uint64_t* w) {
-#if defined(XB_PLATFORM_CUDA)
-    uint32_t shared;
-    asm volatile("{ .reg .pred p; isspacep.shared p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(shared) : "l"(w));
-    return shared != 0;
-#else
-    return platform::is_shared(w);
-#endif
-  }
+  // Whether `w` has a shadow: a barrier in shared memory, tested at run time (a folded test
+  // would send some call sites past the mirror; cuda.hpp).
+  static XB_INLINE bool shadowed(const uint64_t* w) { return platform::is_shared_at_run_time(w); }
   // Whether the copy engine can read `src` (global memory); elsewhere the thread copies.
-  static XB_INLINE bool bulk_source(const void* src) {
-#if !XB_CHECKED_BULK_COPY
-    return (void)src, false;
-#elif defined(XB_PLATFORM_CUDA)
-    return __isGlobal(src);
-#else
-    return !platform::is_shared(src);
-#endif
-  }
+  static XB_INLINE bool bulk_source(const void* src) { return XB_CHECKED_BULK_COPY && platform::is_global(src); }
   static XB_INLINE uint64_t* shadow(uint64_t* w) { return w + 1; }
   static XB_INLINE const uint64_t* shadow(const uint64_t* w) { return w + 1; }
-  static XB_INLINE uint64_t* steps(uint64_t* w) { return w + 2; }
-  static XB_INLINE const uint64_t* steps(const uint64_t* w) { return w + 2; }
-  static XB_INLINE bool parity_of_r(uint64_t r) { return r != 0; }
-
-  // A shadow wait's back-off: long sleeps on CUDA (6.).
-  static XB_INLINE void idle(uint32_t& iteration) {
-#if defined(XB_PLATFORM_CUDA)
-    platform::long_backoff(iteration);
-#else
-    platform::backoff(iteration);
-#endif
-  }
+  // P, on which each phase's completion step is published (5.).
+  static XB_INLINE uint64_t* step_barrier(uint64_t* w) { return w + 2; }
+  static XB_INLINE const uint64_t* step_barrier(const uint64_t* w) { return w + 2; }
+  static XB_INLINE bool parity_of_r_bit(uint64_t r) { return r != 0; }
 
   // Until phase `parity` of mbarrier `m` ended; bounded as the protocol's waits are.
   static XB_DEVICE void shadow_wait(const uint64_t* w, const uint64_t* m, bool parity, uint32_t op) {
@@ -124,11 +91,11 @@ struct checked_mbarrier_engine {
     const uint64_t start = platform::now_ns();
     uint32_t iteration = 0;
     while (!mbarrier::try_wait_parity(m, parity)) {
-      idle(iteration);  // ends the thread once the launch faulted
-      const uint64_t elapsed = platform::now_ns() - start;
-      if (elapsed > platform::wait_timeout_ns())
+      platform::long_backoff(iteration);  // long sleeps (6.); ends the thread once the launch faulted
+      const uint64_t elapsed = platform::now_ns() - start, bound = platform::wait_timeout_ns();
+      if (bound && elapsed > bound)  // 0: unbounded, as the protocol's waits
         proto::fault(XB_FAULT_WAIT_TIMEOUT, op, w, platform::template load<ms>(w, mem_order::relaxed),
-                     int64_t(elapsed), int64_t(platform::wait_timeout_ns()));
+                     int64_t(elapsed), int64_t(bound));
     }
   }
 
@@ -136,7 +103,7 @@ struct checked_mbarrier_engine {
   static XB_DEVICE void shadow_waits(const uint64_t* w, bool parity, uint32_t op) {
     XB_CHECKED_TRACE(6, w, op, parity);
     shadow_wait(w, shadow(w), parity, op);
-    if (Step) shadow_wait(w, steps(w), parity, op);
+    if (Step) shadow_wait(w, step_barrier(w), parity, op);
     XB_CHECKED_TRACE(7, w, op, parity);
   }
 
@@ -150,23 +117,28 @@ struct checked_mbarrier_engine {
     int64_t tx;
     void* bulk_dst;
     const void* bulk_src;
+    static XB_INLINE mirror arrival(uint64_t* w, uint32_t op, uint32_t arrivals, bool drop) {
+      return {w, op, arrivals, drop, 0, nullptr, nullptr};
+    }
+    static XB_INLINE mirror tx_change(uint64_t* w, uint32_t op, uint32_t arrivals, int64_t tx, void* bulk_dst,
+                                      const void* bulk_src) {
+      return {w, op, arrivals, false, tx, bulk_dst, bulk_src};
+    }
     XB_DEVICE void operator()(uint64_t r) const {
-      XB_CHECKED_TRACE(1, w, op, parity_of_r(r));
-      shadow_wait(w, shadow(w), !parity_of_r(r), op);
-      XB_CHECKED_TRACE(2, w, op, parity_of_r(r));
+      XB_CHECKED_TRACE(1, w, op, parity_of_r_bit(r));
+      shadow_wait(w, shadow(w), !parity_of_r_bit(r), op);
+      XB_CHECKED_TRACE(2, w, op, parity_of_r_bit(r));
       if (bulk_dst) {
         mbarrier::bulk_load(bulk_dst, bulk_src, uint32_t(-tx), shadow(w));
       } else if (tx < 0) {
-#if defined(XB_PLATFORM_CUDA)
-        __threadfence_block();  // bytes this thread wrote, released as the word's RMW does
-#endif                          // (the host model's update is an acq_rel RMW itself)
+        platform::release_block();  // bytes this thread wrote: complete_tx is relaxed
         mbarrier::complete_tx(shadow(w), uint32_t(-tx));
       } else if (tx > 0) {
         mbarrier::expect_tx(shadow(w), uint32_t(tx));  // before the arrivals (the phase waits for it)
       }
       if (drop) (void)mbarrier::arrive_drop(shadow(w));
       else if (arrivals) (void)mbarrier::arrive(shadow(w), arrivals);
-      XB_CHECKED_TRACE(3, w, op, parity_of_r(r));
+      XB_CHECKED_TRACE(3, w, op, parity_of_r_bit(r));
     }
   };
 
@@ -186,21 +158,21 @@ struct checked_mbarrier_engine {
       shadow_wait(w, shadow(w), parity, op);
       XB_CHECKED_TRACE(5, w, op, parity);
       if (!Step) return;
-      shadow_wait(w, steps(w), !parity, op);
+      shadow_wait(w, step_barrier(w), !parity, op);
       XB_CHECKED_TRACE(10, w, op, parity);
       f();
-      (void)mbarrier::arrive(steps(w), 1);
+      (void)mbarrier::arrive(step_barrier(w), 1);
       XB_CHECKED_TRACE(11, w, op, parity);
-      shadow_wait(w, steps(w), parity, op);
+      shadow_wait(w, step_barrier(w), parity, op);
       XB_CHECKED_TRACE(12, w, op, parity);
     }
   };
 
   static XB_INLINE void init(uint64_t* w, ptrdiff_t expected, int64_t limit) {
     proto::init(w, expected, limit);
-    if (!here(w)) return;
+    if (!shadowed(w)) return;
     mbarrier::init(shadow(w), uint32_t(expected));
-    if (Step) mbarrier::init(steps(w), 1);
+    if (Step) mbarrier::init(step_barrier(w), 1);
     mbarrier::fence_init();
   }
 
@@ -212,17 +184,17 @@ struct checked_mbarrier_engine {
       proto::fault(XB_FAULT_UPDATE_RANGE, op, w, platform::template load<ms>(w, mem_order::relaxed), update,
                    proto::max_count);
     shadowed_step<F> step = {w, completion, op, ran};
-    return proto::tx_update(w, uint32_t(update), 0, step, op, drop, mirror{w, op, uint32_t(update), drop, 0, nullptr, nullptr});
+    return proto::tx_update(w, uint32_t(update), 0, step, op, drop, mirror::arrival(w, op, uint32_t(update), drop));
   }
   template <class F>
   static XB_INLINE uint64_t arrive(uint64_t* w, ptrdiff_t update, F& completion) {
-    if (!here(w)) return fallback::arrive(w, update, completion);
+    if (!shadowed(w)) return fallback::arrive(w, update, completion);
     bool ran = false;
     return token_of_parity(arrive_on_both(w, update, completion, false, &ran));
   }
   template <class F>
   static XB_INLINE void arrive_and_drop(uint64_t* w, F& completion) {
-    if (!here(w)) return fallback::arrive_and_drop(w, completion);
+    if (!shadowed(w)) return fallback::arrive_and_drop(w, completion);
     bool ran = false;
     (void)arrive_on_both(w, 1, completion, true, &ran);
   }
@@ -230,7 +202,7 @@ struct checked_mbarrier_engine {
   // function), and a later phase may already have ended, which a parity wait would alias.
   template <class F>
   static XB_INLINE void arrive_and_wait(uint64_t* w, F& completion) {
-    if (!here(w)) return fallback::arrive_and_wait(w, completion);
+    if (!shadowed(w)) return fallback::arrive_and_wait(w, completion);
     bool ran = false;
     const bool parity = arrive_on_both(w, 1, completion, false, &ran);
     if (!ran) wait_parity(w, parity);
@@ -238,7 +210,7 @@ struct checked_mbarrier_engine {
 
   static XB_INLINE void wait(const uint64_t* w, uint64_t token) { wait_parity(w, parity_of_token(token)); }
   static XB_INLINE void wait_parity(const uint64_t* w, bool parity) {
-    if (!here(w)) return fallback::wait_parity(w, parity);
+    if (!shadowed(w)) return fallback::wait_parity(w, parity);
     shadow_waits(w, parity, XB_OP_WAIT);  // suspended in the SYNCS unit, bounded: a deadlock is a fault
     proto::wait_parity(w, parity);      // published on the word at once, or right after P
     XB_CHECKED_TRACE(9, w, XB_OP_WAIT, parity);
@@ -248,9 +220,9 @@ struct checked_mbarrier_engine {
   // racecheck (completion_reads_bulk_copied_stage ran past 120 s, session 8); the suspended
   // try_wait on M is what the native try_wait makes. A miss leaves a faulted launch (relax).
   static XB_INLINE bool test_parity(const uint64_t* w, bool parity) {
-    if (!here(w)) return fallback::test_parity(w, parity);
+    if (!shadowed(w)) return fallback::test_parity(w, parity);
     if (mbarrier::try_wait_parity(shadow(w), parity) && (XB_CHECKED_TRACE(13, w, XB_OP_WAIT, parity), true) &&
-        (!Step || mbarrier::test_wait_parity(steps(w), parity)))
+        (!Step || mbarrier::test_wait_parity(step_barrier(w), parity)))
       return XB_CHECKED_TRACE(8, w, XB_OP_WAIT, parity), proto::test_parity(w, parity);  // relaxes on a miss itself
     platform::relax();
     return false;
@@ -260,22 +232,23 @@ struct checked_mbarrier_engine {
   }
   // Phase `parity` of `m` ended before `ns` from `start` passed: try_wait with the time left
   // as its suspend hint, and one last test at the end (as the native try_wait_for).
-  static XB_DEVICE bool shadow_wait_until(const uint64_t* m, bool parity, uint64_t start, uint64_t ns) {
+  static XB_DEVICE bool shadow_wait_until(const uint64_t* w, const uint64_t* m, bool parity, uint64_t start, uint64_t ns) {
     for (;;) {
       const uint64_t spent = platform::now_ns() - start;
       if (spent >= ns) return mbarrier::test_wait_parity(m, parity);
       const uint64_t left = ns - spent;
       if (mbarrier::try_wait_parity_hint(m, parity, left > 0xffffffffu ? 0xffffffffu : uint32_t(left)))
-        return XB_CHECKED_TRACE(14, m - 1, XB_OP_WAIT, parity), true;
+        return XB_CHECKED_TRACE(14, w, XB_OP_WAIT, parity), true;
       platform::relax();
     }
   }
   // A timeout relaxes too: a caller's loop on try_wait_for with a short bound is a loop on
   // try_wait (6.).
   static XB_INLINE bool wait_parity_for(const uint64_t* w, bool parity, uint64_t ns) {
-    if (!here(w)) return fallback::wait_parity_for(w, parity, ns);
+    if (!shadowed(w)) return fallback::wait_parity_for(w, parity, ns);
     const uint64_t start = platform::now_ns();
-    bool done = shadow_wait_until(shadow(w), parity, start, ns) && (!Step || shadow_wait_until(steps(w), parity, start, ns));
+    bool done = shadow_wait_until(w, shadow(w), parity, start, ns) &&
+                (!Step || shadow_wait_until(w, step_barrier(w), parity, start, ns));
     if (done) {
       const uint64_t spent = platform::now_ns() - start;
       done = proto::wait_parity_for(w, parity, spent >= ns ? 0 : ns - spent);
@@ -290,28 +263,28 @@ struct checked_mbarrier_engine {
                                    void* bulk_dst = nullptr, const void* bulk_src = nullptr) {
     bool ran = false;
     shadowed_step<F> step = {w, completion, op, &ran};
-    return proto::tx_update(w, arrivals, tx, step, op, false, mirror{w, op, arrivals, false, tx, bulk_dst, bulk_src});
+    return proto::tx_update(w, arrivals, tx, step, op, false, mirror::tx_change(w, op, arrivals, tx, bulk_dst, bulk_src));
   }
   template <class F>
   static XB_INLINE uint64_t arrive_tx(uint64_t* w, ptrdiff_t arrivals, ptrdiff_t tx, F& completion) {
-    if (!here(w)) return fallback::arrive_tx(w, arrivals, tx, completion);
+    if (!shadowed(w)) return fallback::arrive_tx(w, arrivals, tx, completion);
     return token_of_parity(tx_on_both(w, uint32_t(arrivals), tx, completion, XB_OP_ARRIVE_TX));
   }
   template <class F>
   static XB_INLINE void expect_tx(uint64_t* w, ptrdiff_t tx, F& completion) {
-    if (!here(w)) return fallback::expect_tx(w, tx, completion);
+    if (!shadowed(w)) return fallback::expect_tx(w, tx, completion);
     (void)tx_on_both(w, 0, tx, completion, XB_OP_EXPECT_TX);
   }
   template <class F>
   static XB_INLINE void complete_tx(uint64_t* w, ptrdiff_t tx, F& completion, uint32_t op) {
-    if (!here(w)) return fallback::complete_tx(w, tx, completion, op);
+    if (!shadowed(w)) return fallback::complete_tx(w, tx, completion, op);
     (void)tx_on_both(w, 0, -int64_t(tx), completion, op);
   }
   // memcpy_async_tx: a bulk copy completing on M when the source is global (4.), else the
   // calling thread copies and completes the bytes itself.
   template <class F>
   static XB_INLINE void copy_tx(void* dst, const void* src, size_t bytes, uint64_t* w, F& completion) {
-    if (!here(w)) return fallback::copy_tx(dst, src, bytes, w, completion);
+    if (!shadowed(w)) return fallback::copy_tx(dst, src, bytes, w, completion);
     if (bytes == 0 || !bulk_source(src)) {
       platform::copy(dst, src, bytes);
       return complete_tx(w, ptrdiff_t(bytes), completion, XB_OP_MEMCPY_ASYNC_TX);

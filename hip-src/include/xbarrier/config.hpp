@@ -66,6 +66,16 @@
 #define XB_CHECKED_MBARRIER 0
 #endif
 
+// Probe knobs of the checked shadow-mbarrier engine (bench/experiments/checked_copy_tx.cu):
+// XB_CHECKED_TRACE(event, word, op, parity) is called at each step of each thread, and
+// XB_CHECKED_BULK_COPY=0 makes memcpy_async_tx copy with the calling thread.
+#ifndef XB_CHECKED_TRACE
+#define XB_CHECKED_TRACE(event, w, op, parity) ((void)0)
+#endif
+#ifndef XB_CHECKED_BULK_COPY
+#define XB_CHECKED_BULK_COPY 1
+#endif
+
 // HIP without ROCm headers (clang -x hip -nogpuinc): the attributes hip_runtime.h would
 // define. With the headers included first, theirs stay.
 #if defined(XB_PLATFORM_AMDGCN)

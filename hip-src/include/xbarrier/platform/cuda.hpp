@@ -169,9 +169,10 @@ struct cuda_platform {
     }
     ++iteration;
   }
-  // A wait that may last (checked builds' shadow waits, checked_engine.hpp 6.): 32 ns
+  // A wait that may last (the checked engine's shadow waits, checked_engine.hpp 6.): 32 ns
   // doubling per poll after 8 polls, up to 1 ms, so its extra latency stays below the time
-  // it already waited. Not for compare-and-swap retries, where it stalled a 1024-thread block.
+  // it already waited. Not for compare-and-swap retries: 1024 contending threads that each
+  // slept that long took minutes per case.
   static XB_INLINE void long_backoff(uint32_t& iteration) {
     if (XB_CHECKED && aborted()) asm volatile("exit;");
     if (iteration >= 8) {
@@ -182,7 +183,7 @@ struct cuda_platform {
   }
   // A non-blocking probe failed (try_wait). Checked builds leave a faulted launch, as the
   // waits do, or a caller's loop on try_wait would spin past the fault forever; and sleep
-  // 0..1 ms, spread by time and thread, so that such loops are not all awake at once
+  // 0-1 ms, spread by time and thread, so that such loops are seldom all awake at once
   // (checked_engine.hpp, 6.; a caller's loop keeps no back-off state).
   static XB_INLINE void relax() {
     if (XB_CHECKED) {
@@ -205,6 +206,17 @@ struct cuda_platform {
   }
 
   static XB_INLINE bool is_shared(const void* p) { return __isShared(p); }
+  // The same, never folded by the compiler: nvcc 13.0 folded __isShared to false at one
+  // call site of eight on one __shared__ barrier (bench/experiments/checked_tx_sequences.cu),
+  // where the checked engine must not lose an operation's mirror.
+  static XB_INLINE bool is_shared_at_run_time(const void* p) {
+    uint32_t shared;
+    asm volatile("{ .reg .pred p; isspacep.shared p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(shared) : "l"(p));
+    return shared != 0;
+  }
+  static XB_INLINE bool is_global(const void* p) { return __isGlobal(p); }
+  // This thread's earlier writes, ordered before its next relaxed operation for the block.
+  static XB_INLINE void release_block() { __threadfence_block(); }
 
   static XB_INLINE void copy(void* dst, const void* src, size_t bytes) { wide_copy<uint4>(dst, src, bytes); }
 

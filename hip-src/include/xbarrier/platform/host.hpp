@@ -104,6 +104,9 @@ struct host_platform {
     sched_yield();
   }
 
+  // A wait that may last: the same back-off (a fiber yields at once).
+  static inline void long_backoff(uint32_t& iteration) { backoff(iteration); }
+
   // A non-blocking probe failed (try_wait): let sibling fibers run, nothing more.
   static inline void relax() {
     xb_host_thread* t = host::current();
@@ -131,6 +134,11 @@ struct host_platform {
     if (dyn && c >= dyn && c < dyn + t->block->dynamic_shared_bytes) return true;
     return __start_xb_shared && c >= __start_xb_shared && c < __stop_xb_shared;
   }
+  // The checked engine's names (cuda.hpp). Nothing to release apart: the mbarrier model's
+  // updates are acq_rel read-modify-writes (mbarrier_model.hpp), which TSAN models and fences not.
+  static inline bool is_shared_at_run_time(const void* p) { return is_shared(p); }
+  static inline bool is_global(const void* p) { return !is_shared(p); }
+  static inline void release_block() {}
 
   [[noreturn]] static inline void fault(xb_fault_record r) {
     xb_host_thread* t = host::current();
