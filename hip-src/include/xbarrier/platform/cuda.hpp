@@ -160,24 +160,20 @@ struct cuda_platform {
   // faulted. A phase usually completes within a few hundred cycles of the first poll, and a
   // waiter asleep for up to 1 us (the earlier schedule) cost ~2000 cycles per round trip on
   // the H200 (2026-11-29, xbar bench); polls of one word are cheap next to that.
-  static XB_INLINE void backoff(uint32_t& iteration) {
-    if (XB_CHECKED && aborted()) asm volatile("exit;");
-    constexpr uint32_t spins = XB_CUDA_POLL_SPINS;
-    if (iteration >= spins) {
-      const uint32_t step = (iteration - spins) / 4;
-      __nanosleep(32u << (step < 3 ? step : 3));
-    }
-    ++iteration;
-  }
+  static XB_INLINE void backoff(uint32_t& iteration) { sleep_schedule<XB_CUDA_POLL_SPINS, 4, 3>(iteration); }
   // A wait that may last (the checked engine's shadow waits, checked_engine.hpp 6.): 32 ns
   // doubling per poll after 8 polls, up to 1 ms, so its extra latency stays below the time
   // it already waited. Not for compare-and-swap retries: 1024 contending threads that each
   // slept that long took minutes per case.
-  static XB_INLINE void long_backoff(uint32_t& iteration) {
+  static XB_INLINE void long_backoff(uint32_t& iteration) { sleep_schedule<8, 1, 15>(iteration); }
+  // Both back-offs: `spins` polls, then 32 ns doubling every `per_doubling` polls up to
+  // 32 ns << `top`; checked builds leave a faulted launch.
+  template <uint32_t spins, uint32_t per_doubling, uint32_t top>
+  static XB_INLINE void sleep_schedule(uint32_t& iteration) {
     if (XB_CHECKED && aborted()) asm volatile("exit;");
-    if (iteration >= 8) {
-      const uint32_t step = iteration - 8;
-      __nanosleep(32u << (step < 15 ? step : 15));
+    if (iteration >= spins) {
+      const uint32_t step = (iteration - spins) / per_doubling;
+      __nanosleep(32u << (step < top ? step : top));
     }
     ++iteration;
   }
