@@ -2,7 +2,7 @@
 # tools/device-run-checked.sh - checked CUDA builds on the GPU machine: the conformance and
 # misuse suites, then every conformance case under compute-sanitizer racecheck (one process
 # per case, PARALLEL at a time) and the suite under synccheck, with the repetitions divided
-# by CHECKED_REPS_DIVISOR (conformance/src/harness.rs). Build with tools/device-build.sh;
+# by CHECKED_REPS_DIVISOR (conformance/src/harness.rs), PASSES times each. Build with tools/device-build.sh;
 # on the device: bash tools/device-run-checked.sh (logs under $OUT, a table printed last).
 # CHECKED_SUITES=0 skips the plain suites (tools/device-run.sh runs them itself). With
 # .device-bin/checked_copy_tx (nvcc, see bench/experiments/checked_copy_tx.cu) it also runs
@@ -34,19 +34,27 @@ if [ -x "$BIN/checked_copy_tx" ]; then
   grep -E "^launch|threads of" "$LOGS"/probe-*.log | cut -c1-300 | head -20
 fi
 # One racecheck process per case: a case that runs past its limit costs only itself.
+# PASSES=N runs every case N times (rows and logs named "case #pass" from the second on).
 racecheck_case() {
-  XBAR_REPS_DIVISOR=${CHECKED_REPS_DIVISOR:-100} step "racecheck-checked $1" "${CASE_LIMIT:-120}" \
+  local name="racecheck-checked $1"
+  [ "${2:-1}" -gt 1 ] && name="$name #$2"
+  XBAR_REPS_DIVISOR=${CHECKED_REPS_DIVISOR:-100} step "$name" "${CASE_LIMIT:-120}" \
     compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN/conformance-checked" --test-threads 1 --exact "[cuda] $1"
 }
 export -f racecheck_case step summary
 export BIN LOGS RESULTS ROWS
 "$BIN/conformance-checked" --list 2>/dev/null | sed -n "s/^\\[cuda\\] \\([A-Za-z0-9_]*\\)[ :].*/\\1/p" > "$LOGS/cases.txt"
-xargs -P "${PARALLEL:-3}" -I{} bash -c 'racecheck_case {}' < "$LOGS/cases.txt"
+for pass in $(seq "${PASSES:-1}"); do sed "s/\$/ $pass/" "$LOGS/cases.txt"; done > "$LOGS/runs.txt"
+xargs -P "${PARALLEL:-3}" -L1 bash -c 'racecheck_case "$0" "$1"' < "$LOGS/runs.txt"
 XBAR_REPS_DIVISOR=${CHECKED_REPS_DIVISOR:-100} step synccheck-checked 150 \
   compute-sanitizer --tool synccheck --error-exitcode 9 "$BIN/conformance-checked" --test-threads 1 "[cuda]"
+tar czf "$RESULTS/checked-logs.tar.gz" -C "$LOGS" .
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "--- failures"
 grep -h -E "barrier fault|panicked|hazard|Barrier error" "$LOGS"/*.log | sort | uniq -c | sort -rn | cut -c1-300 | head -12
-echo "--- summary ($(wc -l < "$LOGS/cases.txt") cases listed)"
-sort "$ROWS"
-tar czf "$RESULTS/checked-logs.tar.gz" -C "$LOGS" .
+echo "--- summary ($(wc -l < "$LOGS/cases.txt") cases listed, ${PASSES:-1} passes; every row in $RESULTS/checked-progress.txt)"
+race_rows=$(grep -c "^racecheck-checked" "$ROWS")
+race_ok=$(grep "^racecheck-checked" "$ROWS" | grep -c "rc=0 ")
+echo "racecheck case runs: $race_ok of $race_rows passed; hazard counts seen: $(grep -ho "[0-9]* hazards displayed" "$LOGS"/racecheck-*.log | sort | uniq -c | tr '\n' ' ')"
+grep -v "^racecheck-checked" "$ROWS"
+grep "^racecheck-checked" "$ROWS" | grep -v "rc=0 " || echo "(no racecheck case run failed)"

@@ -47,10 +47,13 @@
 // 6. Sleeping waiters. Under racecheck, one loop iteration takes ~100 us, and a warp whose
 //    lanes spin in different wait loops can leave a lane that still has its mirror or its
 //    completion step to run unscheduled until the others time out (traced in
-//    bench/experiments/checked_copy_tx.cu; bench/results/2026-11-30-session8-h200.md). So
-//    checked CUDA builds sleep long in shadow waits (long_backoff, up to 1 ms) and after a
-//    try_wait or try_wait_for that returns false (relax, 0-1 ms). That made it rarer, not
-//    impossible; a __syncwarp meeting point after each call hung under racecheck instead.
+//    bench/experiments/checked_copy_tx.cu; bench/results/2026-11-30-session8-h200.md).
+//    Long sleeps in the loops made it rare (the probe: 9 of 18 launches faulted, then 0 of
+//    18), and a __syncwarp meeting point after each call hung instead. So every wait loop of
+//    checked CUDA builds sleeps long: the shadow waits and the protocol's polls of the word
+//    (platform wait_backoff, up to 1 ms), and a try_wait or try_wait_for that returns false
+//    (relax, 0-1 ms). Compare-and-swap retries keep the short back-off: a failed CAS means
+//    another thread's landed.
 //
 // The shadow costs 8 bytes per barrier without a completion function (16 in checked builds
 // against 8 in release builds); with one, the 24 bytes of the native layout.
@@ -91,7 +94,7 @@ struct checked_mbarrier_engine {
     const uint64_t start = platform::now_ns();
     uint32_t iteration = 0;
     while (!mbarrier::try_wait_parity(m, parity)) {
-      platform::long_backoff(iteration);  // long sleeps (6.); ends the thread once the launch faulted
+      platform::wait_backoff(iteration);  // long sleeps (6.); ends the thread once the launch faulted
       const uint64_t elapsed = platform::now_ns() - start, bound = platform::wait_timeout_ns();
       if (bound && elapsed > bound)  // 0: unbounded, as the protocol's waits
         proto::fault(XB_FAULT_WAIT_TIMEOUT, op, w, platform::template load<ms>(w, mem_order::relaxed),

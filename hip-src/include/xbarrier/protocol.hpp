@@ -194,7 +194,7 @@ struct protocol {
     const uint64_t start = XB_CHECKED ? P::now_ns() : 0;
     const uint64_t bound = XB_CHECKED ? P::wait_timeout_ns() : 0;
     do {
-      P::backoff(iteration);
+      P::wait_backoff(iteration);
       if (XB_CHECKED && bound && (iteration & 15) == 0) {
         const uint64_t elapsed = P::now_ns() - start;
         if (elapsed > bound) fault(XB_FAULT_WAIT_TIMEOUT, op, w, s, int64_t(elapsed), int64_t(bound));
@@ -243,7 +243,7 @@ struct protocol {
         return true;
       }
       if (P::now_ns() - start >= timeout_ns) return false;
-      P::backoff(iteration);
+      P::wait_backoff(iteration);
     }
   }
 

@@ -41,7 +41,7 @@ XB_INLINE bool spin_until(Done done, uint64_t ns) {
   uint32_t iteration = 0;
   while (!done()) {
     if (P::now_ns() - start > ns) return done();
-    P::backoff(iteration);
+    P::wait_backoff(iteration);
   }
   return true;
 }

@@ -161,11 +161,16 @@ struct cuda_platform {
   // waiter asleep for up to 1 us (the earlier schedule) cost ~2000 cycles per round trip on
   // the H200 (2026-11-29, xbar bench); polls of one word are cheap next to that.
   static XB_INLINE void backoff(uint32_t& iteration) { sleep_schedule<XB_CUDA_POLL_SPINS, 4, 3>(iteration); }
-  // A wait that may last (the checked engine's shadow waits, checked_engine.hpp 6.): 32 ns
-  // doubling per poll after 8 polls, up to 1 ms, so its extra latency stays below the time
-  // it already waited. Not for compare-and-swap retries: 1024 contending threads that each
-  // slept that long took minutes per case.
-  static XB_INLINE void long_backoff(uint32_t& iteration) { sleep_schedule<8, 1, 15>(iteration); }
+  // Every poll of a wait (the protocol's, the checked engine's shadow waits). Checked builds
+  // sleep 32 ns doubling per poll after 8 polls, up to 1 ms, so the extra latency stays below
+  // the time already waited: under compute-sanitizer, lanes spinning in wait loops starved a
+  // diverged warp-mate that had work left (checked_engine.hpp, 6.). Release builds: the
+  // short back-off. Compare-and-swap retries keep it in checked builds too: 1024 contending
+  // threads that each slept up to 1 ms took minutes per case.
+  static XB_INLINE void wait_backoff(uint32_t& iteration) {
+    if (XB_CHECKED) sleep_schedule<8, 1, 15>(iteration);
+    else backoff(iteration);
+  }
   // Both back-offs: `spins` polls, then 32 ns doubling every `per_doubling` polls up to
   // 32 ns << `top`; checked builds leave a faulted launch.
   template <uint32_t spins, uint32_t per_doubling, uint32_t top>

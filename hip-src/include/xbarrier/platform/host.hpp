@@ -104,8 +104,8 @@ struct host_platform {
     sched_yield();
   }
 
-  // A wait that may last: the same back-off (a fiber yields at once).
-  static inline void long_backoff(uint32_t& iteration) { backoff(iteration); }
+  // Every poll of a wait: the same back-off (a fiber yields at once).
+  static inline void wait_backoff(uint32_t& iteration) { backoff(iteration); }
 
   // A non-blocking probe failed (try_wait): let sibling fibers run, nothing more.
   static inline void relax() {
