@@ -76,9 +76,8 @@ fn extent(small: std::ops::RangeInclusive<u32>) -> impl Strategy<Value = u32> {
     ]
 }
 
-/// Three extents, one of which may be u32::MAX. Not two: their product overflows the u64 of
-/// `Dim3::count`, which panics in debug builds (`dim3_count_of_huge_extents_does_not_overflow`,
-/// ignored until that is fixed).
+/// Three extents, one of which may be u32::MAX. Two or three huge extents, whose product
+/// overflows a u64, are `dim3_count_of_huge_extents_does_not_overflow`'s.
 fn dim3(small: std::ops::RangeInclusive<u32>) -> impl Strategy<Value = Dim3> {
     let huge = prop_oneof![5 => Just(None), 1 => (0usize..3).prop_map(Some)];
     (extent(small.clone()), extent(small.clone()), extent(small), huge).prop_map(|(x, y, z, huge)| {
@@ -141,10 +140,8 @@ proptest! {
     /// this device, except that the host may refuse a cooperative grid whose threads it cannot
     /// keep resident; every refusal is `Error::InvalidArgument { call: "launch" }`.
     ///
-    /// Accepted non-cooperative grids of more than `MAX_RUN_BLOCKS` blocks are not run: the
-    /// host backend runs every block of a grid even after its `LaunchConfig::timeout` has
-    /// passed, so a grid of u32::MAX blocks would run for hours to days
-    /// (`huge_grid_stops_at_its_timeout`, ignored until that is fixed).
+    /// Accepted non-cooperative grids of more than `MAX_RUN_BLOCKS` blocks are not run, to
+    /// keep the test short; `huge_grid_stops_at_its_timeout` runs grids of u32::MAX blocks.
     #[test]
     fn launch_geometry_is_ok_or_refused(
         grid in dim3(1..=4),
@@ -313,11 +310,9 @@ proptest! {
 }
 
 /// A grid of u32::MAX blocks with a 200 ms `LaunchConfig::timeout` must end with
-/// `Error::LaunchTimeout` soon after. Today the host backend runs every remaining block after
-/// the deadline (`run_blocks` takes blocks until none are left; `run_fibers` looks at the
-/// deadline only every 64 scheduling rounds of a block, and an aborted block still costs its
-/// set-up): 20 000 blocks of 32 threads take 1.8 s against a 0.1 s timeout, u32::MAX blocks
-/// days. Reported; un-ignore once fixed.
+/// `Error::LaunchTimeout` soon after. Found by these properties: the host backend used to run
+/// every remaining block after the deadline (20 000 blocks of 32 threads took 1.8 s against
+/// a 0.1 s timeout, u32::MAX blocks would have taken days).
 #[test]
 fn huge_grid_stops_at_its_timeout() {
     for (phases, block) in [(100_000u32, 32u32), (1, 1)] {
@@ -338,9 +333,9 @@ fn huge_grid_stops_at_its_timeout() {
 
 /// A launch that outlives its timeout must fail with `Error::LaunchTimeout` ("Backends that
 /// cannot abort a running kernel report the overrun after it ends"). On the host, 200 000
-/// one-thread blocks of one phase take 0.3-0.5 s against a 50 ms timeout and return `Ok`:
-/// each block ends in its first scheduling round, and the deadline is looked at every 64th.
-/// Reported; un-ignore once fixed.
+/// one-thread blocks of one phase took 0.3-0.5 s against a 50 ms timeout and returned `Ok`
+/// before the fix: each block ended in its first scheduling round, and the deadline was
+/// looked at every 64th.
 #[test]
 fn overrun_of_short_blocks_is_reported() {
     let launch = LaunchConfig::new(200_000, 1).timeout(Duration::from_millis(50));
@@ -359,10 +354,10 @@ fn overrun_of_short_blocks_is_reported() {
 }
 
 /// `LaunchConfig::validate` must refuse a block whose extents multiply past u64 with
-/// `Error::InvalidArgument`. `Dim3::count` multiplies the three extents in u64 unchecked: in
-/// debug builds a block of (u32::MAX, u32::MAX, u32::MAX) panics with "attempt to multiply
-/// with overflow"; in release builds the product wraps, and (769546, 494770, 48448661),
-/// whose product is 2^64 + 4, passes as a block of 4 threads. Reported; un-ignore once fixed.
+/// `Error::InvalidArgument`. Before the fix `Dim3::count` multiplied the three extents in u64
+/// unchecked: in debug builds a block of (u32::MAX, u32::MAX, u32::MAX) panicked with "attempt
+/// to multiply with overflow"; in release builds the product wrapped, and (769546, 494770,
+/// 48448661), whose product is 2^64 + 4, passed as a block of 4 threads.
 #[test]
 fn dim3_count_of_huge_extents_does_not_overflow() {
     let info = device().info().clone();

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tools/device-run-checked.sh - checked CUDA builds on the GPU machine: the conformance and
 # misuse suites, then every conformance case under compute-sanitizer racecheck (one process
-# per case, PARALLEL at a time) and the suite under synccheck, with the repetitions divided
-# by CHECKED_REPS_DIVISOR (conformance/src/harness.rs), PASSES times each. Build with tools/device-build.sh;
-# on the device: bash tools/device-run-checked.sh (logs under $OUT, a table printed last).
+# per case, PARALLEL at a time, each case PASSES times) and the suite under synccheck, with
+# the repetitions divided by CHECKED_REPS_DIVISOR (conformance/src/harness.rs). Build with
+# tools/device-build.sh; on the device: bash tools/device-run-checked.sh (logs under $OUT,
+# a table printed last; the exit status is 1 when a racecheck case run failed or is missing).
 # CHECKED_SUITES=0 skips the plain suites (tools/device-run.sh runs them itself). With
 # .device-bin/checked_copy_tx (nvcc, see bench/experiments/checked_copy_tx.cu) it also runs
 # that probe, plain and under racecheck.
@@ -14,6 +15,7 @@ RESULTS="${OUT:-/tmp/xbar-out}"
 LOGS=/tmp/xbar-checked-logs
 rm -rf "$LOGS" && mkdir -p "$LOGS" "$RESULTS"
 ROWS="$RESULTS/checked-progress.txt"
+: > "$ROWS"  # this run's rows only: the summary counts them
 export XBAR_REQUIRE_GPU=1
 summary() { grep -E "test result:|SUMMARY|^probe " "$1" | sed 's/^=* *//' | tr '\n' ' ' | cut -c1-150; }
 step() {  # name, limit, command...
@@ -53,8 +55,16 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "--- failures"
 grep -h -E "barrier fault|panicked|hazard|Barrier error" "$LOGS"/*.log | sort | uniq -c | sort -rn | cut -c1-300 | head -12
 echo "--- summary ($(wc -l < "$LOGS/cases.txt") cases listed, ${PASSES:-1} passes; every row in $RESULTS/checked-progress.txt)"
+planned=$(wc -l < "$LOGS/runs.txt")
 race_rows=$(grep -c "^racecheck-checked" "$ROWS")
 race_ok=$(grep "^racecheck-checked" "$ROWS" | grep -c "rc=0 ")
-echo "racecheck case runs: $race_ok of $race_rows passed; hazard counts seen: $(grep -ho "[0-9]* hazards displayed" "$LOGS"/racecheck-*.log | sort | uniq -c | tr '\n' ' ')"
+# A run cut off by its limit prints no summary: count those as well as the hazards.
+unsummarized=$(grep -L "RACECHECK SUMMARY" "$LOGS"/racecheck-*.log 2>/dev/null | wc -l)
+echo "racecheck case runs: $race_ok of $planned planned passed ($race_rows ran, $unsummarized without a sanitizer summary); hazard counts seen: $(grep -ho "[0-9]* hazards displayed" "$LOGS"/racecheck-*.log | sort | uniq -c | tr '\n' ' ')"
 grep -v "^racecheck-checked" "$ROWS"
-grep "^racecheck-checked" "$ROWS" | grep -v "rc=0 " || echo "(no racecheck case run failed)"
+grep "^racecheck-checked" "$ROWS" | grep -v "rc=0 "
+if [ "$planned" -eq 0 ] || [ "$race_ok" -ne "$planned" ]; then
+  echo "racecheck: FAILED (no case listed, or a case run failed or is missing)"
+  exit 1
+fi
+echo "racecheck: every case run passed"

@@ -53,7 +53,7 @@
 //    checked CUDA builds sleeps long: the shadow waits and the protocol's polls of the word
 //    (platform wait_backoff, up to 1 ms), and a try_wait or try_wait_for that returns false
 //    (relax, 0-1 ms). Compare-and-swap retries keep the short back-off: a failed CAS means
-//    another thread's landed.
+//    another thread's CAS landed.
 //
 // The shadow costs 8 bytes per barrier without a completion function (16 in checked builds
 // against 8 in release builds); with one, the 24 bytes of the native layout.

@@ -368,7 +368,7 @@ struct protocol {
           fault(XB_FAULT_TX_OVERFLOW, op, w, old, t, t > 0 ? max_tx : -max_tx);
         now = W::with_tx(old + (uint64_t(arrivals) << L::a_shift) - (drop ? 1 : 0), t);
         if (P::template compare_exchange<ms>(w, old, now, mem_order::acq_rel)) break;
-        P::backoff(iteration);
+        P::backoff(iteration);  // not wait_backoff: a failed CAS means another thread's CAS landed
       }
       if (!blocked) {
         mirror(old & W::r_bit);

@@ -159,7 +159,8 @@ struct cuda_platform {
   // Spin first, then sleep 32 ns doubling to 256 ns; checked builds leave when the launch
   // faulted. A phase usually completes within a few hundred cycles of the first poll, and a
   // waiter asleep for up to 1 us (the earlier schedule) cost ~2000 cycles per round trip on
-  // the H200 (2026-11-29, xbar bench); polls of one word are cheap next to that.
+  // the H200 (2026-11-29, xbar bench); polls of one word are cheap next to that. Release
+  // builds wait with it; checked builds only retry compare-and-swaps with it (wait_backoff).
   static XB_INLINE void backoff(uint32_t& iteration) { sleep_schedule<XB_CUDA_POLL_SPINS, 4, 3>(iteration); }
   // Every poll of a wait (the protocol's, the checked engine's shadow waits). Checked builds
   // sleep 32 ns doubling per poll after 8 polls, up to 1 ms, so the extra latency stays below
