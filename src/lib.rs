@@ -123,7 +123,24 @@ pub trait BackendVisitor {
     fn visit<B: Backend>(&mut self) -> Self::Output;
 }
 
-/// Calls `visitor` once for every backend enabled by this build's features.
+/// Calls `visitor` once for every backend enabled by this build's features: code generic
+/// over [`Backend`] runs on each (the conformance suite and `xbar` work this way).
+///
+/// ```
+/// use xbarrier::{visit_backends, Backend, BackendVisitor, Device};
+/// struct DeviceCount;
+/// impl BackendVisitor for DeviceCount {
+///     type Output = (xbarrier::BackendKind, usize);
+///     fn visit<B: Backend>(&mut self) -> Self::Output {
+///         // 0 where the runtime is missing or has no device.
+///         (B::KIND, Device::<B>::count().unwrap_or(0))
+///     }
+/// }
+/// let counts = visit_backends(&mut DeviceCount);
+/// assert_eq!(counts.len(), xbarrier::enabled_backends().len());
+/// # #[cfg(feature = "host")]
+/// assert!(counts.contains(&(xbarrier::BackendKind::Host, 1)));
+/// ```
 // One push per enabled feature, so no vec![] literal.
 #[allow(clippy::vec_init_then_push)]
 pub fn visit_backends<V: BackendVisitor>(visitor: &mut V) -> Vec<V::Output> {
@@ -140,6 +157,11 @@ pub fn visit_backends<V: BackendVisitor>(visitor: &mut V) -> Vec<V::Output> {
 }
 
 /// The backends enabled by this build's features.
+///
+/// ```
+/// # #[cfg(feature = "host")]
+/// assert!(xbarrier::enabled_backends().contains(&xbarrier::BackendKind::Host));
+/// ```
 pub fn enabled_backends() -> Vec<BackendKind> {
     env!("XBARRIER_BACKENDS").split(',').filter_map(BackendKind::from_name).collect()
 }

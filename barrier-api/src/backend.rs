@@ -7,6 +7,13 @@ use std::time::Duration;
 use crate::{KernelArg, LaunchConfig, Result};
 
 /// Which implementation runs the kernels.
+///
+/// ```
+/// use xbarrier_api::BackendKind;
+/// assert_eq!(BackendKind::from_name("hip"), Some(BackendKind::Hip));
+/// assert_eq!(BackendKind::from_code(BackendKind::Cuda.code()), Some(BackendKind::Cuda));
+/// assert_eq!(BackendKind::ALL.map(BackendKind::name), ["host", "cuda", "hip"]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BackendKind {
     /// Kernels compiled by the host C++ compiler, run on CPU threads.

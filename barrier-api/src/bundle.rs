@@ -52,6 +52,14 @@ impl KernelBundle {
 
     /// Parses bundle bytes embedded in the program (`include_bytes!`); [`Error::BadBundle`]
     /// when they are not a well-formed bundle.
+    ///
+    /// ```
+    /// use xbarrier_api::{Error, KernelBundle};
+    /// assert!(matches!(KernelBundle::parse("k", b"ELF..."), Err(Error::BadBundle(_))));
+    /// assert!(matches!(KernelBundle::parse("k", b"XBK1\x01\0\0\0"), Err(Error::BadBundle(_))), "truncated");
+    /// assert!(KernelBundle::parse("k", b"XBK1\0\0\0\0")?.backends().is_empty());
+    /// # Ok::<(), Error>(())
+    /// ```
     pub fn parse(name: &str, bytes: &'static [u8]) -> Result<KernelBundle> {
         let bad = |what: String| Error::BadBundle(format!("module `{name}`: {what}"));
         let mut rest = bytes.strip_prefix(BUNDLE_MAGIC.as_slice()).ok_or_else(|| bad("missing XBK1 magic".into()))?;
@@ -83,6 +91,13 @@ impl KernelBundle {
     /// An 8-byte aligned copy of `image` with at least one trailing zero byte, for loaders
     /// that read an image in place (ELF, fatbin) or as NUL-terminated text (PTX), which
     /// `include_bytes!` data need not satisfy.
+    ///
+    /// ```
+    /// let words = xbarrier_api::KernelBundle::aligned_copy(b"12345678");
+    /// assert_eq!(words.len(), 2, "8 bytes and the terminating zero");
+    /// assert_eq!(words[0].to_ne_bytes(), *b"12345678");
+    /// assert_eq!(words[1], 0);
+    /// ```
     pub fn aligned_copy(image: &[u8]) -> Vec<u64> {
         let mut words = vec![0u64; image.len() / 8 + 1];
         for (word, chunk) in words.iter_mut().zip(image.chunks(8)) {

@@ -45,7 +45,24 @@ fn as_bytes_mut<T: DeviceCopy>(data: &mut [T]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(data.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(data)) }
 }
 
-/// An open device of backend `B`.
+/// An open device of backend `B`. Cheap to clone (the handle is shared).
+///
+/// The doc examples here run on the host backend ([`xbarrier::Host`](https://docs.rs/xbarrier))
+/// with the repository's conformance kernels; on a GPU only the backend type changes.
+///
+/// ```
+/// # fn main() -> xbarrier_api::Result<()> {
+/// use xbarrier::Host;
+/// use xbarrier_api::{Device, LaunchConfig};
+/// let device = Device::<Host>::open(0)?;
+/// let module = device.load(&xbarrier_conformance::bundle()?)?;
+/// let kernel = module.kernel("xbc_round_trip")?; // xbc_round_trip(unsigned phases)
+/// let stream = device.stream()?;
+/// // SAFETY: the kernel takes one unsigned; no buffers.
+/// unsafe { stream.launch(&kernel, &LaunchConfig::new(2, 64), &[100u32.into()])? };
+/// stream.synchronize()?;
+/// # Ok(()) }
+/// ```
 pub struct Device<B: Backend> {
     raw: Arc<B::Device>,
     info: DeviceInfo,
@@ -58,7 +75,13 @@ impl<B: Backend> Clone for Device<B> {
 }
 
 impl<B: Backend> Device<B> {
-    /// How many devices backend `B` sees.
+    /// How many devices backend `B` sees: 0 when its runtime has none (the host backend has 1).
+    ///
+    /// ```
+    /// # fn main() -> xbarrier_api::Result<()> {
+    /// assert_eq!(xbarrier_api::Device::<xbarrier::Host>::count()?, 1);
+    /// # Ok(()) }
+    /// ```
     pub fn count() -> Result<usize> {
         B::device_count()
     }
@@ -69,14 +92,20 @@ impl<B: Backend> Device<B> {
     /// cannot be loaded, [`Error::NoDevice`] when there is no such device, [`Error::Driver`]
     /// when the runtime fails. The host backend has exactly one device, 0.
     ///
+    /// Code generic over the backend can tell "no GPU here" from a failure:
+    ///
     /// ```
-    /// # fn open<B: xbarrier_api::Backend>() -> xbarrier_api::Result<()> {
-    /// use xbarrier_api::{Device, Error};
-    /// match Device::<B>::open(0) {
-    ///     Ok(device) => println!("{} ({})", device.info().name, device.info().arch),
-    ///     Err(Error::LibraryNotFound { hint, .. } | Error::NoDevice { hint, .. }) => println!("skipped: {hint}"),
-    ///     Err(e) => return Err(e),
+    /// use xbarrier_api::{Backend, Device, Error};
+    /// fn describe<B: Backend>() -> xbarrier_api::Result<String> {
+    ///     match Device::<B>::open(0) {
+    ///         Ok(device) => Ok(format!("{} ({})", device.info().name, device.info().arch)),
+    ///         Err(Error::LibraryNotFound { hint, .. } | Error::NoDevice { hint, .. }) => Ok(format!("skipped: {hint}")),
+    ///         Err(e) => Err(e),
+    ///     }
     /// }
+    /// # fn main() -> xbarrier_api::Result<()> {
+    /// assert!(!describe::<xbarrier::Host>()?.starts_with("skipped"));
+    /// assert!(matches!(Device::<xbarrier::Host>::open(1), Err(Error::NoDevice { .. })));
     /// # Ok(()) }
     /// ```
     pub fn open(ordinal: usize) -> Result<Device<B>> {
@@ -85,7 +114,16 @@ impl<B: Backend> Device<B> {
         Ok(Device { raw: Arc::new(raw), info })
     }
 
-    /// What the device is.
+    /// What the device is: its backend, name, architecture and launch limits.
+    ///
+    /// ```
+    /// # fn main() -> xbarrier_api::Result<()> {
+    /// let device = xbarrier_api::Device::<xbarrier::Host>::open(0)?;
+    /// let info = device.info();
+    /// assert_eq!(info.backend, xbarrier_api::BackendKind::Host);
+    /// assert!(info.max_threads_per_block >= 1024);
+    /// # Ok(()) }
+    /// ```
     pub fn info(&self) -> &DeviceInfo {
         &self.info
     }
@@ -99,6 +137,16 @@ impl<B: Backend> Device<B> {
     ///
     /// Errors: [`Error::InvalidArgument`] when `len` elements overflow `usize` bytes,
     /// [`Error::OutOfMemory`] when the device cannot allocate them.
+    ///
+    /// ```
+    /// # fn main() -> xbarrier_api::Result<()> {
+    /// use xbarrier_api::Error;
+    /// let device = xbarrier_api::Device::<xbarrier::Host>::open(0)?;
+    /// let counters = device.alloc::<u64>(4)?;
+    /// assert_eq!(counters.download()?, [0; 4]);
+    /// assert!(matches!(device.alloc::<u64>(usize::MAX), Err(Error::InvalidArgument { .. })));
+    /// # Ok(()) }
+    /// ```
     pub fn alloc<T: DeviceCopy>(&self, len: usize) -> Result<Buffer<B, T>> {
         let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| Error::InvalidArgument {
             call: "alloc",
@@ -112,7 +160,8 @@ impl<B: Backend> Device<B> {
     /// [`Buffer::write`]); read it back with [`Buffer::download`] or [`Buffer::read_at`].
     ///
     /// ```
-    /// # fn f<B: xbarrier_api::Backend>(device: &xbarrier_api::Device<B>) -> xbarrier_api::Result<()> {
+    /// # fn main() -> xbarrier_api::Result<()> {
+    /// # let device = xbarrier_api::Device::<xbarrier::Host>::open(0)?;
     /// let mut buffer = device.upload(&[1u32, 2, 3, 4])?;
     /// buffer.write_at(2, &[30, 40])?;
     /// assert_eq!(buffer.download()?, [1, 2, 30, 40]);
@@ -131,25 +180,64 @@ impl<B: Backend> Device<B> {
     ///
     /// Errors: [`Error::ImageMissing`] when the bundle was built without this backend (its
     /// crate did not enable the feature), else the runtime's error loading the image.
+    ///
+    /// ```
+    /// # fn main() -> xbarrier_api::Result<()> {
+    /// use xbarrier_api::{Error, KernelBundle};
+    /// let device = xbarrier_api::Device::<xbarrier::Host>::open(0)?;
+    /// let module = device.load(&xbarrier_conformance::bundle()?)?;
+    /// assert_eq!(module.name(), "conformance");
+    /// // A bundle with no image for this backend:
+    /// let empty = KernelBundle::parse("empty", b"XBK1\0\0\0\0")?;
+    /// assert!(matches!(device.load(&empty), Err(Error::ImageMissing { .. })));
+    /// # Ok(()) }
+    /// ```
     pub fn load(&self, bundle: &KernelBundle) -> Result<Module<B>> {
         self.load_variant(bundle, Variant::Native)
     }
 
     /// Loads this backend's image of `bundle` in `variant`: on CUDA, [`Variant::Emulated`]
     /// runs the same kernels on the portable protocol instead of the `mbarrier` hardware.
+    ///
+    /// ```
+    /// # fn main() -> xbarrier_api::Result<()> {
+    /// use xbarrier_api::{BackendKind, Variant};
+    /// let device = xbarrier_api::Device::<xbarrier::Host>::open(0)?;
+    /// let bundle = xbarrier_conformance::bundle()?;
+    /// // Which variants the bundle carries for this device's backend (the host: native only).
+    /// for variant in bundle.variants(BackendKind::Host) {
+    ///     assert_eq!(device.load_variant(&bundle, variant)?.variant(), variant);
+    /// }
+    /// assert!(device.load_variant(&bundle, Variant::Emulated).is_err());
+    /// # Ok(()) }
+    /// ```
     pub fn load_variant(&self, bundle: &KernelBundle, variant: Variant) -> Result<Module<B>> {
         let image = bundle.image_of(B::KIND, variant)?;
         let raw = B::load_module(&self.raw, bundle.name(), image)?;
         Ok(Module { device: self.raw.clone(), raw: Arc::new(raw), name: bundle.name().to_owned(), variant })
     }
 
-    /// A new stream.
+    /// A new stream: launches and copies on one stream run in order (see [`Stream`]).
     pub fn stream(&self) -> Result<Stream<B>> {
         Ok(Stream { device: self.raw.clone(), info: self.info.clone(), raw: B::create_stream(&self.raw)? })
     }
 }
 
-/// `len` elements of `T` in device memory.
+/// `len` elements of `T` in device memory. Element ranges are checked: an access past the end
+/// is [`Error::InvalidArgument`], not undefined behaviour.
+///
+/// ```
+/// # fn main() -> xbarrier_api::Result<()> {
+/// let device = xbarrier_api::Device::<xbarrier::Host>::open(0)?;
+/// let mut words = device.alloc::<u32>(8)?;
+/// assert_eq!((words.len(), words.is_empty()), (8, false));
+/// words.write(&[7; 8])?;
+/// let mut second_half = [0u32; 4];
+/// words.read_at(4, &mut second_half)?;
+/// assert_eq!(second_half, [7; 4]);
+/// assert!(words.write(&[1, 2]).is_err(), "write() replaces the whole buffer: same length");
+/// # Ok(()) }
+/// ```
 pub struct Buffer<B: Backend, T: DeviceCopy> {
     device: Arc<B::Device>,
     memory: B::Memory,
@@ -166,11 +254,22 @@ impl<B: Backend, T: DeviceCopy> Buffer<B, T> {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
-    /// The device address, as a kernel argument.
+    /// The device address, as a kernel argument (a `T*` parameter of the kernel).
     pub fn arg(&self) -> KernelArg {
         KernelArg::Ptr(B::address(&self.memory))
     }
     /// The device address of element `index` (which may be one past the end).
+    ///
+    /// ```
+    /// # fn main() -> xbarrier_api::Result<()> {
+    /// use xbarrier_api::KernelArg;
+    /// let device = xbarrier_api::Device::<xbarrier::Host>::open(0)?;
+    /// let buffer = device.alloc::<u64>(4)?;
+    /// let (KernelArg::Ptr(base), KernelArg::Ptr(third)) = (buffer.arg(), buffer.arg_at(2)?) else { unreachable!() };
+    /// assert_eq!(third - base, 16);
+    /// assert!(buffer.arg_at(4).is_ok() && buffer.arg_at(5).is_err());
+    /// # Ok(()) }
+    /// ```
     pub fn arg_at(&self, index: usize) -> Result<KernelArg> {
         if index > self.len {
             return Err(Error::InvalidArgument {
@@ -180,8 +279,15 @@ impl<B: Backend, T: DeviceCopy> Buffer<B, T> {
         }
         Ok(KernelArg::Ptr(B::address(&self.memory) + (index * std::mem::size_of::<T>()) as u64))
     }
-    /// Overwrites the whole buffer with `data` (same length).
+    /// Overwrites the whole buffer with `data`, which must have the buffer's length
+    /// ([`write_at`](Self::write_at) writes part of it).
     pub fn write(&mut self, data: &[T]) -> Result<()> {
+        if data.len() != self.len {
+            return Err(Error::InvalidArgument {
+                call: "Buffer::write",
+                reason: format!("{} elements for a buffer of {}", data.len(), self.len),
+            });
+        }
         self.write_at(0, data)
     }
     /// Overwrites elements `offset..offset + data.len()`.
@@ -233,6 +339,16 @@ impl<B: Backend> Module<B> {
     }
     /// Kernel `name` of this module; [`Error::KernelNotFound`] if it has none of that name
     /// (kernels must be `extern "C"`, which `XB_KERNEL` declares).
+    ///
+    /// ```
+    /// # fn main() -> xbarrier_api::Result<()> {
+    /// use xbarrier_api::Error;
+    /// let device = xbarrier_api::Device::<xbarrier::Host>::open(0)?;
+    /// let module = device.load(&xbarrier_conformance::bundle()?)?;
+    /// assert_eq!(module.kernel("xbc_round_trip")?.name(), "xbc_round_trip");
+    /// assert!(matches!(module.kernel("no_such_kernel"), Err(Error::KernelNotFound { .. })));
+    /// # Ok(()) }
+    /// ```
     pub fn kernel(&self, name: &str) -> Result<Kernel<B>> {
         let raw = B::function(&self.device, &self.raw, name)?;
         Ok(Kernel { raw, name: name.to_owned(), _module: self.raw.clone() })
@@ -278,6 +394,23 @@ impl<B: Backend> Stream<B> {
     /// # Safety
     /// - `args` must match the kernel's C parameter list exactly (count, order, types).
     /// - Every buffer passed as an argument must outlive the next [`Stream::synchronize`].
+    ///
+    /// ```
+    /// # fn main() -> xbarrier_api::Result<()> {
+    /// use xbarrier_api::{Error, LaunchConfig};
+    /// let device = xbarrier_api::Device::<xbarrier::Host>::open(0)?;
+    /// let module = device.load(&xbarrier_conformance::bundle()?)?;
+    /// let kernel = module.kernel("xbc_round_trip")?;
+    /// let stream = device.stream()?;
+    /// // SAFETY (both launches): xbc_round_trip(unsigned phases) takes exactly this argument.
+    /// unsafe { stream.launch(&kernel, &LaunchConfig::new(1, 256), &[10u32.into()])? };
+    /// // A block larger than the device allows is refused before anything runs.
+    /// let too_big = LaunchConfig::new(1, device.info().max_threads_per_block + 1);
+    /// let refused = unsafe { stream.launch(&kernel, &too_big, &[10u32.into()]) };
+    /// assert!(matches!(refused, Err(Error::InvalidArgument { .. })));
+    /// stream.synchronize()?;
+    /// # Ok(()) }
+    /// ```
     pub unsafe fn launch(&self, kernel: &Kernel<B>, config: &LaunchConfig, args: &[KernelArg]) -> Result<()> {
         config.validate(&self.info)?;
         // SAFETY: the caller guarantees the argument and lifetime bullets; validate() checked the config.
@@ -292,6 +425,19 @@ impl<B: Backend> Stream<B> {
     /// after the work enqueued before it; [`Stream::synchronize`] waits for it. Dropping a
     /// buffer before then is sound: the GPU runtimes' frees wait for work still using the
     /// memory, and the host backend copies before returning.
+    ///
+    /// ```
+    /// # fn main() -> xbarrier_api::Result<()> {
+    /// let device = xbarrier_api::Device::<xbarrier::Host>::open(0)?;
+    /// let stream = device.stream()?;
+    /// let src = device.upload(&[1.5f32, 2.5, 3.5])?;
+    /// let mut dst = device.alloc::<f32>(3)?;
+    /// stream.copy(&mut dst, &src)?;
+    /// stream.synchronize()?;
+    /// assert_eq!(dst.download()?, [1.5, 2.5, 3.5]);
+    /// assert!(stream.copy(&mut device.alloc::<f32>(2)?, &src).is_err(), "lengths differ");
+    /// # Ok(()) }
+    /// ```
     pub fn copy<T: DeviceCopy>(&self, dst: &mut Buffer<B, T>, src: &Buffer<B, T>) -> Result<()> {
         if dst.len != src.len {
             return Err(Error::InvalidArgument {
@@ -307,6 +453,22 @@ impl<B: Backend> Stream<B> {
     }
     /// Records an event: two of them time the work between them
     /// ([`Event::elapsed_until`], after [`Stream::synchronize`]).
+    ///
+    /// ```
+    /// # fn main() -> xbarrier_api::Result<()> {
+    /// use xbarrier_api::LaunchConfig;
+    /// let device = xbarrier_api::Device::<xbarrier::Host>::open(0)?;
+    /// let module = device.load(&xbarrier_conformance::bundle()?)?;
+    /// let kernel = module.kernel("xbc_round_trip")?;
+    /// let stream = device.stream()?;
+    /// let start = stream.record()?;
+    /// // SAFETY: xbc_round_trip(unsigned phases) takes exactly this argument.
+    /// unsafe { stream.launch(&kernel, &LaunchConfig::new(1, 32), &[1000u32.into()])? };
+    /// let end = stream.record()?;
+    /// stream.synchronize()?;
+    /// println!("1000 phases of 32 threads: {:?}", start.elapsed_until(&end)?);
+    /// # Ok(()) }
+    /// ```
     pub fn record(&self) -> Result<Event<B>> {
         Ok(Event { raw: B::record(&self.device, &self.raw)? })
     }

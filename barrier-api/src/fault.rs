@@ -3,6 +3,14 @@
 use std::fmt;
 
 /// What went wrong (`XB_FAULT_*`).
+///
+/// ```
+/// use xbarrier_api::FaultKind;
+/// assert_eq!(FaultKind::from_code(3), FaultKind::OverArrival);
+/// assert_eq!(FaultKind::OverArrival.abi_name(), "XB_FAULT_OVER_ARRIVAL");
+/// // A newer device library's code is kept, not lost.
+/// assert_eq!(FaultKind::from_code(99), FaultKind::Unknown(99));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FaultKind {
@@ -67,6 +75,12 @@ impl FaultKind {
 }
 
 /// Which barrier call faulted (`XB_OP_*`).
+///
+/// ```
+/// use xbarrier_api::BarrierOp;
+/// assert_eq!(BarrierOp::from_code(4), BarrierOp::ArriveTx);
+/// assert_eq!(BarrierOp::ArriveTx.api_name(), "barrier_arrive_tx");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum BarrierOp {
@@ -162,6 +176,16 @@ impl FaultRecord {
 
     /// Decodes the record from its device bytes (native byte order), as a backend copies
     /// them out of the module's `xb_fault_record_slot`.
+    ///
+    /// ```
+    /// use xbarrier_api::FaultRecord;
+    /// let mut bytes = [0u8; FaultRecord::SIZE];
+    /// bytes[0..4].copy_from_slice(&9u32.to_ne_bytes()); // kind: XB_FAULT_WAIT_TIMEOUT
+    /// bytes[4..8].copy_from_slice(&7u32.to_ne_bytes()); // op: XB_OP_WAIT
+    /// bytes[20..24].copy_from_slice(&33u32.to_ne_bytes()); // thread.x
+    /// let record = FaultRecord::from_ne_bytes(&bytes);
+    /// assert_eq!((record.kind, record.op, record.thread), (9, 7, [33, 0, 0]));
+    /// ```
     pub fn from_ne_bytes(bytes: &[u8; FaultRecord::SIZE]) -> FaultRecord {
         let mut at = 0;
         let mut u32_ = || {
@@ -186,6 +210,33 @@ impl FaultRecord {
 }
 
 /// A barrier misuse or deadlock inside a kernel, with where it happened and the barrier's state.
+/// Backends return it as [`Error::Fault`](crate::Error::Fault); its `Display` is the report a
+/// user reads.
+///
+/// ```
+/// use xbarrier_api::{BarrierFault, BarrierOp, FaultKind, FaultRecord};
+/// let record = FaultRecord {
+///     kind: 3, // XB_FAULT_OVER_ARRIVAL
+///     op: 2,   // XB_OP_ARRIVE
+///     block: [1, 0, 0],
+///     thread: [2, 0, 0],
+///     barrier: 0x400,
+///     value: 3,
+///     limit: 1,
+///     pending: 1,
+///     expected: 1,
+///     scope: 2, // block
+///     ..FaultRecord::default()
+/// };
+/// let fault = BarrierFault::new("my_kernel", record);
+/// assert_eq!((fault.kind, fault.op), (FaultKind::OverArrival, BarrierOp::Arrive));
+/// assert_eq!(
+///     fault.to_string(),
+///     "barrier fault in kernel `my_kernel`: arrive on block-scope barrier 0x400, block (1,0,0) \
+///      thread (2,0,0): 3 arrival(s) but only 1 still pending in this phase \
+///      [phase parity 0, pending 1, tx 0, expected 1]"
+/// );
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BarrierFault {
     /// What went wrong.

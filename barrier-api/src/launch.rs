@@ -4,7 +4,15 @@ use std::time::Duration;
 
 use crate::{DeviceInfo, Error, Result};
 
-/// A grid or block shape.
+/// A grid or block shape. Integers and tuples convert into it (missing extents are 1).
+///
+/// ```
+/// use xbarrier_api::Dim3;
+/// assert_eq!(Dim3::from(256), Dim3 { x: 256, y: 1, z: 1 });
+/// assert_eq!(Dim3::from((8, 4, 2)).count(), 64);
+/// assert_eq!(Dim3::from((8, 4)).to_array(), [8, 4, 1]);
+/// assert_eq!(Dim3::from((u32::MAX, u32::MAX, u32::MAX)).count(), u64::MAX, "saturates");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dim3 {
     /// Extent in x.
@@ -79,12 +87,40 @@ impl LaunchConfig {
         self.shared_bytes = bytes;
         self
     }
-    /// Requires all blocks to be resident at once.
+    /// Requires all blocks to be resident at once: a grid-wide barrier needs it, and
+    /// [`validate`](Self::validate) refuses a cooperative grid larger than the device keeps
+    /// resident ([`DeviceInfo::max_cooperative_blocks`]).
+    ///
+    /// ```
+    /// # fn main() -> xbarrier_api::Result<()> {
+    /// use xbarrier_api::{Device, LaunchConfig};
+    /// let device = Device::<xbarrier::Host>::open(0)?;
+    /// let most = device.info().max_cooperative_blocks;
+    /// assert!(LaunchConfig::new(most, 32).cooperative().validate(device.info()).is_ok());
+    /// assert!(LaunchConfig::new(most + 1, 32).cooperative().validate(device.info()).is_err());
+    /// # Ok(()) }
+    /// ```
     pub fn cooperative(mut self) -> LaunchConfig {
         self.cooperative = true;
         self
     }
-    /// Bounds the launch's running time.
+    /// Bounds the launch's running time: a launch that runs longer fails with
+    /// [`Error::LaunchTimeout`] (see the [`timeout`](Self#structfield.timeout) field).
+    ///
+    /// ```
+    /// # fn main() -> xbarrier_api::Result<()> {
+    /// use std::time::Duration;
+    /// use xbarrier_api::{Device, Error, LaunchConfig};
+    /// let device = Device::<xbarrier::Host>::open(0)?;
+    /// let module = device.load(&xbarrier_conformance::bundle()?)?;
+    /// let kernel = module.kernel("xbc_round_trip")?;
+    /// let stream = device.stream()?;
+    /// let config = LaunchConfig::new(1, 64).timeout(Duration::from_millis(50));
+    /// // SAFETY: xbc_round_trip(unsigned phases) takes exactly this argument.
+    /// let result = unsafe { stream.launch(&kernel, &config, &[u32::MAX.into()]) }.and_then(|()| stream.synchronize());
+    /// assert!(matches!(result, Err(Error::LaunchTimeout { .. })), "4 billion phases do not fit in 50 ms");
+    /// # Ok(()) }
+    /// ```
     pub fn timeout(mut self, limit: Duration) -> LaunchConfig {
         self.timeout = Some(limit);
         self
@@ -180,10 +216,22 @@ pub enum KernelArg {
 
 impl KernelArg {
     /// Whether the C calling conventions pass it in a floating-point register.
+    ///
+    /// ```
+    /// use xbarrier_api::KernelArg;
+    /// assert!(KernelArg::from(1.0f64).is_float() && !KernelArg::from(1u64).is_float());
+    /// ```
     pub fn is_float(self) -> bool {
         matches!(self, KernelArg::F32(_) | KernelArg::F64(_))
     }
     /// The value as its parameter's bytes, little-endian, zero- or sign-extended to 8.
+    ///
+    /// ```
+    /// use xbarrier_api::KernelArg;
+    /// assert_eq!(KernelArg::from(-1i32).bits(), u64::MAX, "sign-extended");
+    /// assert_eq!(KernelArg::from(u32::MAX).bits(), 0xffff_ffff, "zero-extended");
+    /// assert_eq!(KernelArg::from(1.0f32).bits(), 0x3f80_0000);
+    /// ```
     pub fn bits(self) -> u64 {
         match self {
             KernelArg::Ptr(v) | KernelArg::U64(v) => v,

@@ -51,7 +51,18 @@ fn put(dst: &mut [u8; 8], src: &[u8]) -> usize {
     src.len()
 }
 
-/// The arguments of one launch, each in its own aligned slot.
+/// The arguments of one launch, each in its own aligned slot (for backend implementations).
+///
+/// ```
+/// use xbarrier_api::{KernelArg, KernelParams};
+/// let mut params = KernelParams::new(&[KernelArg::U32(7), KernelArg::F64(0.25)]);
+/// let pointers = params.pointers(); // what cuLaunchKernel's kernelParams takes
+/// // SAFETY: each pointer addresses its argument's slot, which holds the C value at its start.
+/// unsafe {
+///     assert_eq!(*pointers[0].cast::<u32>(), 7);
+///     assert_eq!(*pointers[1].cast::<f64>(), 0.25);
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelParams {
     slots: Vec<ArgSlot>,

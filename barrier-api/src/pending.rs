@@ -31,6 +31,20 @@ pub fn note_launch<M, E>(pending: &mut Vec<PendingLaunch<M, E>>, launch: Pending
 /// Reports the launches of a drained stream: first a barrier fault (each module's record is
 /// read once, `take_fault`, and named after that module's last launch), then the first
 /// launch that ran past its limit (`elapsed_ms` between its events).
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use xbarrier_api::{note_launch, settle_launches, Error, PendingLaunch};
+/// // A backend's module and event types; here a name and a time stamp in ms.
+/// let module = Arc::new("module");
+/// let mut pending = Vec::new();
+/// note_launch(&mut pending, PendingLaunch { kernel: "fast".into(), module: module.clone(), timing: Some((0.0f32, 3.0, Duration::from_millis(10))) });
+/// note_launch(&mut pending, PendingLaunch { kernel: "slow".into(), module, timing: Some((3.0, 40.0, Duration::from_millis(10))) });
+/// // No module recorded a fault; "slow" took 37 ms against its 10.
+/// let result = settle_launches(&pending, |_| Ok(None), |start, end| Ok(end - start));
+/// assert!(matches!(result, Err(Error::LaunchTimeout { kernel, .. }) if kernel == "slow"));
+/// ```
 pub fn settle_launches<M, E>(
     pending: &[PendingLaunch<M, E>],
     mut take_fault: impl FnMut(&M) -> Result<Option<FaultRecord>>,

@@ -11,6 +11,13 @@ use std::fmt;
 /// CUDA platform layer. Checked builds run the protocol everywhere (the hardware traps on
 /// misuse instead of reporting it), so they carry only `Native`. The host and HIP backends
 /// always run the protocol, so their one image is `Native`.
+///
+/// ```
+/// use xbarrier_api::Variant;
+/// assert_eq!(Variant::from_name("emulated"), Some(Variant::Emulated));
+/// assert_eq!(Variant::default().to_string(), "native");
+/// assert_eq!(Variant::from_name("mbarrier"), None);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Variant {
     /// The best lowering the target and build allow.

@@ -167,7 +167,43 @@ impl Kernels {
         }
     }
 
-    /// Builds with explicit metadata into `out_dir` (for tools and tests).
+    /// Builds with explicit metadata into `out_dir` (for tools and tests): no build-script
+    /// environment needed.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::path::Path;
+    /// use xbarrier::{BackendKind, Device, Host, KernelBundle, LaunchConfig};
+    /// use xbarrier_build::{Kernels, XbarrierMetadata};
+    ///
+    /// let dir = std::env::temp_dir().join(format!("xbarrier-build-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// std::fs::write(
+    ///     dir.join("twice.cpp"),
+    ///     "#include <xbarrier/barrier.hpp>\n\
+    ///      XB_KERNEL void twice(unsigned* out) { out[threadIdx.x] = 2 * threadIdx.x; }\n",
+    /// )?;
+    /// let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join(".."); // xbarrier's sources
+    /// let meta = XbarrierMetadata {
+    ///     include: repo.join("hip-src/include"),
+    ///     host_runtime: repo.join("hip-src/host/runtime.cpp"),
+    ///     backends: vec![BackendKind::Host],
+    ///     checked: true,
+    /// };
+    /// let path = Kernels::new("doc_kernels").file(dir.join("twice.cpp")).build_into(&meta, &dir)?;
+    ///
+    /// let bundle = KernelBundle::parse("doc_kernels", Box::leak(std::fs::read(&path)?.into_boxed_slice()))?;
+    /// let device = Device::<Host>::open(0)?;
+    /// let module = device.load(&bundle)?;
+    /// let out = device.alloc::<u32>(8)?;
+    /// let stream = device.stream()?;
+    /// // SAFETY: twice(unsigned*) takes one pointer; `out` lives past synchronize().
+    /// unsafe { stream.launch(&module.kernel("twice")?, &LaunchConfig::new(1, 8), &[out.arg()])? };
+    /// stream.synchronize()?;
+    /// assert_eq!(out.download()?, [0, 2, 4, 6, 8, 10, 12, 14]);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok(()) }
+    /// ```
     pub fn build_into(&self, meta: &XbarrierMetadata, out_dir: &Path) -> Result<PathBuf, BuildError> {
         let sources = self.sources()?;
         if sources.is_empty() {
