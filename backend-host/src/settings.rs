@@ -30,7 +30,16 @@ fn env_usize(name: &str, default: usize) -> usize {
 }
 
 impl Settings {
-    /// Reads the environment.
+    /// Reads the environment; unset, unparsable or zero values take the defaults.
+    ///
+    /// ```
+    /// use xbarrier_backend_host::Settings;
+    /// std::env::set_var("XBAR_HOST_STACK_KB", "512");
+    /// std::env::set_var("XBAR_HOST_WORKERS_PER_BLOCK", "0"); // not a worker count: the default
+    /// let settings = Settings::from_env();
+    /// assert_eq!(settings.stack_bytes, 512 * 1024);
+    /// assert!((2..=4).contains(&settings.workers_per_block));
+    /// ```
     pub fn from_env() -> Settings {
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
         Settings {
