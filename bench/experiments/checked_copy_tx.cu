@@ -46,30 +46,9 @@ static const char* kEvent[16] = {"?",      "mirror", "prewaited", "mirrored", "s
 // try_wait, 3 a loop on try_wait_for (mode 0 is tx.cpp's mix: t % 3 picks).
 __global__ void completion_one_wait(const unsigned* src, unsigned long long* report, unsigned words, unsigned rounds,
                                     unsigned mode) {
-  __shared__ xb::barrier<xb::thread_scope_block, sum_stage> bar;
+  __shared__ completion_barrier bar;
   __shared__ unsigned sums[2], count;
-  unsigned* stage = xb::dynamic_shared<unsigned>();
-  const unsigned n = xbc::block_threads(), t = threadIdx.x, bytes = words * 4;
-  if (t == 0) {
-    count = 0;
-    init(&bar, n, sum_stage{stage, words, sums, &count});
-  }
-  __syncthreads();
-  for (unsigned r = 0; r < rounds; ++r) {
-    const unsigned* from = src + r * 4;
-    xb::arrival_token token = t == 0 ? xb::device::barrier_arrive_tx(bar, 1, bytes) : bar.arrive();
-    if (t == 0) xb::device::memcpy_async_tx(stage, from, xb::aligned_size_t<16>(bytes), bar);
-    const unsigned kind = mode ? mode - 1 : t % 3;
-    if (kind == 0) {
-      bar.wait(static_cast<xb::arrival_token&&>(token));
-    } else if (kind == 1) {
-      while (!bar.try_wait(static_cast<xb::arrival_token&&>(token))) xb::detail::platform::relax();
-    } else {
-      while (!bar.try_wait_for(static_cast<xb::arrival_token&&>(token), xb::nanoseconds(1000))) {
-      }
-    }
-    xbc::expect_eq(report, r, count, r + 1);
-  }
+  completion_tx(bar, sums, count, src, report, words, rounds, mode);
 }
 static const char* kOp[16] = {"?", "init", "arrive", "drop", "arrive_tx", "expect_tx", "complete_tx", "wait", "copy_tx",
                               "?", "?",    "?",      "?",    "?",         "?",         "?"};

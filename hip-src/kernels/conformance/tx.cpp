@@ -210,9 +210,13 @@ struct sum_stage {
   }
 };
 
-XB_KERNEL void xbc_completion_tx(const unsigned* src, unsigned long long* report, unsigned words, unsigned rounds) {
-  __shared__ xb::barrier<xb::thread_scope_block, sum_stage> bar;
-  __shared__ unsigned sums[2], count;
+using completion_barrier = xb::barrier<xb::thread_scope_block, sum_stage>;
+
+// xbc_completion_tx's rounds, on the kernel's shared barrier and step results. `wait_kind` 0
+// lets t % 3 pick each thread's wait (0 wait, 1 a loop on try_wait, 2 a loop on
+// try_wait_for); 1..3 gives every thread wait wait_kind - 1 (bench/experiments/checked_copy_tx.cu).
+XB_INLINE void completion_tx(completion_barrier& bar, unsigned (&sums)[2], unsigned& count, const unsigned* src,
+                             unsigned long long* report, unsigned words, unsigned rounds, unsigned wait_kind) {
   unsigned* stage = xb::dynamic_shared<unsigned>();
   const unsigned n = xbc::block_threads(), t = threadIdx.x, bytes = words * 4;
   if (t == 0) {
@@ -224,9 +228,10 @@ XB_KERNEL void xbc_completion_tx(const unsigned* src, unsigned long long* report
     const unsigned* from = src + r * 4;
     xb::arrival_token token = t == 0 ? xb::device::barrier_arrive_tx(bar, 1, bytes) : bar.arrive();
     if (t == 0) xb::device::memcpy_async_tx(stage, from, xb::aligned_size_t<16>(bytes), bar);
-    if (t % 3 == 0) {
+    const unsigned kind = wait_kind ? wait_kind - 1 : t % 3;
+    if (kind == 0) {
       bar.wait(static_cast<xb::arrival_token&&>(token));
-    } else if (t % 3 == 1) {
+    } else if (kind == 1) {
       while (!bar.try_wait(static_cast<xb::arrival_token&&>(token))) {
         xb::detail::platform::relax();
       }
@@ -239,4 +244,10 @@ XB_KERNEL void xbc_completion_tx(const unsigned* src, unsigned long long* report
     for (unsigned i = 0; i < words; ++i) want += from[i];
     xbc::expect_eq(report, 1000000 + r, sums[r & 1], want);
   }
+}
+
+XB_KERNEL void xbc_completion_tx(const unsigned* src, unsigned long long* report, unsigned words, unsigned rounds) {
+  __shared__ completion_barrier bar;
+  __shared__ unsigned sums[2], count;
+  completion_tx(bar, sums, count, src, report, words, rounds, 0);
 }
