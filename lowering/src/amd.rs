@@ -25,29 +25,7 @@ fn unique() -> u32 {
 }
 
 fn compile_in(dir: &Path, clang: &Path, target: Target, checked: bool) -> Result<Vec<(Op, OpCode)>, LowerError> {
-    let source = dir.join("ops.hip");
-    std::fs::write(&source, OPS_SOURCE).map_err(|e| LowerError::new(format!("writing {}: {e}", source.display())))?;
-    let asm = dir.join("ops.s");
-    let out = Command::new(clang)
-        .args(["-x", "hip", "--cuda-device-only", "-nogpuinc", "-nogpulib", "-O3", "-S"])
-        .arg(format!("--offload-arch={target}"))
-        .arg(format!("-DXB_CHECKED={}", u8::from(checked)))
-        .arg("-I")
-        .arg(env!("XBARRIER_INCLUDE"))
-        .arg(&source)
-        .arg("-o")
-        .arg(&asm)
-        .output()
-        .map_err(|e| LowerError::new(format!("could not run {}: {e}", clang.display())))?;
-    if !out.status.success() {
-        return Err(LowerError::new(format!(
-            "{} failed for {target} ({}):\n{}",
-            clang.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        )));
-    }
-    let text = std::fs::read_to_string(&asm).map_err(|e| LowerError::new(format!("reading {}: {e}", asm.display())))?;
+    let text = assemble_in(dir, clang, target.name(), OPS_SOURCE, checked)?;
     Op::ALL
         .into_iter()
         .map(|op| {
@@ -61,6 +39,47 @@ fn compile_in(dir: &Path, clang: &Path, target: Target, checked: bool) -> Result
             Ok((op, OpCode { instructions, intermediate, scratch_bytes, fast_path }))
         })
         .collect()
+}
+
+/// Compiles `source` device-only for the AMDGPU `target` with `clang` and returns the
+/// assembly. Generic targets (`gfx11-generic`) need code object v6.
+pub(crate) fn assemble(clang: &Path, target: &str, source: &str, checked: bool) -> Result<String, LowerError> {
+    let dir = std::env::temp_dir().join(format!("xbarrier-lower-{}-{target}-{}", std::process::id(), unique()));
+    std::fs::create_dir_all(&dir).map_err(|e| LowerError::new(format!("creating {}: {e}", dir.display())))?;
+    let result = assemble_in(&dir, clang, target, source, checked);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn assemble_in(dir: &Path, clang: &Path, target: &str, source: &str, checked: bool) -> Result<String, LowerError> {
+    let input = dir.join("kernels.hip");
+    std::fs::write(&input, source).map_err(|e| LowerError::new(format!("writing {}: {e}", input.display())))?;
+    let asm = dir.join("kernels.s");
+    let mut command = Command::new(clang);
+    command
+        .args(["-x", "hip", "--cuda-device-only", "-nogpuinc", "-nogpulib", "-O3", "-S"])
+        .arg(format!("--offload-arch={target}"))
+        .arg(format!("-DXB_CHECKED={}", u8::from(checked)));
+    if target.ends_with("-generic") {
+        command.arg("-mcode-object-version=6");
+    }
+    let out = command
+        .arg("-I")
+        .arg(env!("XBARRIER_INCLUDE"))
+        .arg(&input)
+        .arg("-o")
+        .arg(&asm)
+        .output()
+        .map_err(|e| LowerError::new(format!("could not run {}: {e}", clang.display())))?;
+    if !out.status.success() {
+        return Err(LowerError::new(format!(
+            "{} failed for {target} ({}):\n{}",
+            clang.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    std::fs::read_to_string(&asm).map_err(|e| LowerError::new(format!("reading {}: {e}", asm.display())))
 }
 
 /// The instructions of `name` (from its label to its `.Lfunc_end` label; directives, labels

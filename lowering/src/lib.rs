@@ -5,6 +5,7 @@
 
 mod amd;
 pub mod fast_path;
+pub mod memory_model;
 mod nvidia;
 mod ops;
 

@@ -130,7 +130,7 @@ fn wave64(target: Target) -> bool {
 
 /// `arrive` is combined per wave by LLVM's atomic optimizer (the protocol relies on it): the
 /// wave's first active lane (its `v_mbcnt` rank is 0) adds the wave's count (`s_bcnt1` of
-/// exec) with the one `ds_add_rtn_u64` of the arrival, under `s_cbranch_execz`, and every
+/// exec) with the one `ds_add_rtn_u64` of the arrival, with exec masked to it, and every
 /// lane rebuilds its own result from the broadcast (`v_readfirstlane`) and its rank.
 fn aggregated(target: Target, code: &OpCode) -> Result<(), String> {
     let listing = || code.instructions.join("\n    ");
@@ -149,12 +149,16 @@ fn aggregated(target: Target, code: &OpCode) -> Result<(), String> {
     if !wave64(target) && has_before("v_mbcnt_hi") {
         return Err(format!("a wave32 target ranks lanes over 64 bits:\n    {}", listing()));
     }
-    // The election (rank == 0), then the branch that skips the add when no lane is elected.
+    // The election (rank == 0) sets exec to the elected lane: a `v_cmpx` writes exec itself,
+    // a `v_cmp` is followed by `s_and_saveexec`. (An `s_cbranch_execz` may skip the add when
+    // no lane is elected; clang 22 leaves it out where the block is short.)
     let election = before
         .iter()
         .rposition(|i| (i.starts_with("v_cmp_eq_u32") || i.starts_with("v_cmpx_eq_u32")) && i.contains(" 0, v"));
-    let skip = before.iter().rposition(|i| i.starts_with("s_cbranch_execz"));
-    if !matches!((election, skip), (Some(e), Some(s)) if e < s) {
+    let masked = election.is_some_and(|e| {
+        before[e].starts_with("v_cmpx") || before[e..].iter().any(|i| i.starts_with("s_and_saveexec"))
+    });
+    if !masked {
         return Err(format!("the ds_add_rtn_u64 is not under a one-lane election:\n    {}", listing()));
     }
     if !after.iter().any(|i| i.starts_with("v_readfirstlane_b32")) {

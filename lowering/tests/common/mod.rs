@@ -1,4 +1,6 @@
 //! What the lowering test binaries share: turning one compile into trials.
+// Each test binary compiles this module and uses a part of it.
+#![allow(dead_code)]
 
 use libtest_mimic::{Failed, Trial};
 use xbarrier_lowering::{mnemonic, LowerError, Lowering, Op, OpCode};
