@@ -66,34 +66,55 @@ XB_INLINE constexpr int amdgcn_order(mem_order o) {
 struct amdgcn_platform {
   static constexpr const char* name = "amdgcn";
 
-  // The builtins take their order and scope as constants, hence one call per order.
+  // Ordered atomics are relaxed atomics between fences at their scope, on every compiler.
+  // An atomic's own synchronization scope does not reliably cover every address space:
+  // clang-19 (and ROCm compilers of that age) give each non-seq_cst __hip_atomic_* the
+  // "<scope>-one-as" scope, which orders only the atomic's address space, so an acq_rel add
+  // on the LDS word released and acquired LDS only and a kernel's global stores could reach
+  // a waiter on the other CU of an RDNA WGP late. __builtin_amdgcn_fence takes its scope
+  // string literally ("workgroup", "agent", "": every address space), so the fences order
+  // global and LDS data alike. The backend emits for the fence pair what it emits for an
+  // ordered atomic: the waits before the release, the cache invalidation after the acquire
+  // (docs/amd-memory-model.md has the sequence per target; the lowering tests assert it).
+  template <mem_scope S>
+  static XB_INLINE void release_fence(mem_order o) {
+    if (o == mem_order::seq_cst) XB_AMDGCN_FENCE_AT(__ATOMIC_SEQ_CST, S);
+    else if (o == mem_order::release || o == mem_order::acq_rel) XB_AMDGCN_FENCE_AT(__ATOMIC_RELEASE, S);
+  }
+  template <mem_scope S>
+  static XB_INLINE void acquire_fence(mem_order o) {
+    if (o == mem_order::seq_cst) XB_AMDGCN_FENCE_AT(__ATOMIC_SEQ_CST, S);
+    else if (o == mem_order::acquire || o == mem_order::acq_rel) XB_AMDGCN_FENCE_AT(__ATOMIC_ACQUIRE, S);
+  }
+
+  // The builtins take their order and scope as constants: every access here is relaxed.
   template <mem_scope S>
   static XB_INLINE uint64_t load(const uint64_t* w, mem_order o) {
-    uint64_t* p = const_cast<uint64_t*>(w);
-    if (o == mem_order::relaxed) return __hip_atomic_load(p, __ATOMIC_RELAXED, amdgcn_scope<S>::value);
-    return __hip_atomic_load(p, __ATOMIC_ACQUIRE, amdgcn_scope<S>::value);
+    const uint64_t v = __hip_atomic_load(const_cast<uint64_t*>(w), __ATOMIC_RELAXED, amdgcn_scope<S>::value);
+    acquire_fence<S>(o);
+    return v;
   }
   template <mem_scope S>
   static XB_INLINE void store(uint64_t* w, uint64_t v, mem_order o) {
-    if (o == mem_order::relaxed) __hip_atomic_store(w, v, __ATOMIC_RELAXED, amdgcn_scope<S>::value);
-    else __hip_atomic_store(w, v, __ATOMIC_RELEASE, amdgcn_scope<S>::value);
+    release_fence<S>(o);
+    __hip_atomic_store(w, v, __ATOMIC_RELAXED, amdgcn_scope<S>::value);
   }
   template <mem_scope S>
   static XB_INLINE uint64_t fetch_add(uint64_t* w, uint64_t v, mem_order o) {
-    switch (o) {
-      case mem_order::relaxed: return __hip_atomic_fetch_add(w, v, __ATOMIC_RELAXED, amdgcn_scope<S>::value);
-      case mem_order::acquire: return __hip_atomic_fetch_add(w, v, __ATOMIC_ACQUIRE, amdgcn_scope<S>::value);
-      case mem_order::release: return __hip_atomic_fetch_add(w, v, __ATOMIC_RELEASE, amdgcn_scope<S>::value);
-      default: return __hip_atomic_fetch_add(w, v, __ATOMIC_ACQ_REL, amdgcn_scope<S>::value);
-    }
+    release_fence<S>(o);
+    const uint64_t old = __hip_atomic_fetch_add(w, v, __ATOMIC_RELAXED, amdgcn_scope<S>::value);
+    acquire_fence<S>(o);
+    return old;
   }
+  // A failed exchange orders nothing (its failure order is relaxed), but the acquire fence
+  // is not skipped for it: a branch would cost more than the fence on the rare retry.
   template <mem_scope S>
   static XB_INLINE bool compare_exchange(uint64_t* w, uint64_t& expected, uint64_t desired, mem_order o) {
-    if (o == mem_order::relaxed)
-      return __hip_atomic_compare_exchange_strong(w, &expected, desired, __ATOMIC_RELAXED, __ATOMIC_RELAXED,
-                                                  amdgcn_scope<S>::value);
-    return __hip_atomic_compare_exchange_strong(w, &expected, desired, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED,
-                                                amdgcn_scope<S>::value);
+    release_fence<S>(o);
+    const bool swapped = __hip_atomic_compare_exchange_strong(w, &expected, desired, __ATOMIC_RELAXED,
+                                                              __ATOMIC_RELAXED, amdgcn_scope<S>::value);
+    acquire_fence<S>(o);
+    return swapped;
   }
 
   // Relaxed polls, then one acquire fence once the poll succeeded (an acquire load would
