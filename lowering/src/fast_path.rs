@@ -30,7 +30,7 @@
 //! SASS branches are per thread: there the walk is one thread's (the lane that performs the
 //! warp's atomic), with no mask model; a warp that diverges issues both sides of a branch.
 
-mod exec_mask;
+pub(crate) mod exec_mask;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hash;

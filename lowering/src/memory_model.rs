@@ -27,14 +27,17 @@
 //!    (the load hoisted above it), for kernels whose data accesses all sit on one side of
 //!    the barrier.
 //!
-//! 1. and 2. hold on every path, so they also follow paths no wave takes (the graph does not
-//! model exec): a gap there is still reported. That errs on the safe side; 3. must not, so it
-//! asks for one path.
+//! 1 and 2 first run as must-analyses over the bare graph, which also follows paths no wave
+//! takes (a block that `s_cbranch_execz` skips only when no lane is active looks skippable).
+//! Each gap they find is then searched for along paths a wave can take, following one lane
+//! through the exec masks (`fast_path/exec_mask.rs`); it stands only if such a path exists,
+//! and is reported with it. 3 asks for one path only, so that it errs on no side.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
+use crate::fast_path::exec_mask::{Lane, Outcome};
 use crate::LowerError;
 
 /// What one instruction does, as far as the checks care.
@@ -92,6 +95,12 @@ pub fn classify(instruction: &str) -> Access {
     }
     let store = mnemonic.contains("store") || mnemonic.contains("write");
     let load = mnemonic.contains("load") || mnemonic.contains("read");
+    // A 32-bit load with a coherence modifier is an atomic load (checked builds poll their
+    // fault slot so), not data: a plain data load never carries one.
+    let coherent = [" glc", " sc0", " sc1", " dlc", "scope:SCOPE_", " nt"].iter().any(|m| instruction.contains(m));
+    if load && !store && !wide && coherent && !mnemonic.starts_with("ds_") {
+        return Access::Other;
+    }
     match (store, load, wide) {
         (true, _, true) => Access::SyncWrite,
         (true, _, false) => Access::DataStore,
@@ -154,6 +163,9 @@ pub struct Gap {
     pub at: String,
     /// The required instructions some path lacks (empty for order gaps).
     pub missing: Vec<&'static str>,
+    /// For release and acquire gaps: a shortest such path, from the event (the data store,
+    /// or the barrier read) to `at`, as listing lines.
+    pub path: Vec<String>,
 }
 
 /// The kinds of [`Gap`].
@@ -171,6 +183,16 @@ pub enum GapKind {
 
 impl fmt::Display for Gap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.describe(f)?;
+        if !self.path.is_empty() {
+            write!(f, "\n    path:\n      {}", self.path.join("\n      "))?;
+        }
+        Ok(())
+    }
+}
+
+impl Gap {
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
             GapKind::Release => write!(f, "release gap: a data store reaches `{}` without {:?}", self.at, self.missing),
             GapKind::Acquire => {
@@ -182,10 +204,11 @@ impl fmt::Display for Gap {
     }
 }
 
-/// The instructions of a function listing and each one's successors.
+/// The instructions of a function listing and each one's successors, with the way the
+/// instruction went to reach each.
 struct Graph {
     instructions: Vec<String>,
-    next: Vec<Vec<usize>>,
+    next: Vec<Vec<(usize, Outcome)>>,
 }
 
 fn graph(function_asm: &str) -> Result<Graph, String> {
@@ -207,16 +230,17 @@ fn graph(function_asm: &str) -> Result<Graph, String> {
         let mnemonic = instruction.split_whitespace().next().unwrap_or("");
         let label = instruction.split_whitespace().last().unwrap_or("");
         let fall = (i + 1 < instructions.len()).then_some(i + 1);
-        let successors: Vec<usize> = if mnemonic == "s_branch" {
-            vec![target(label)?]
+        let successors: Vec<(usize, Outcome)> = if mnemonic == "s_branch" {
+            vec![(target(label)?, Outcome::Next)]
         } else if mnemonic.starts_with("s_cbranch_") {
-            std::iter::once(target(label)?).chain(fall).collect()
+            std::iter::once((target(label)?, Outcome::Taken)).chain(fall.map(|j| (j, Outcome::NotTaken))).collect()
         } else if mnemonic.starts_with("s_endpgm") {
             vec![]
-        } else if mnemonic.starts_with("s_setpc") || mnemonic.starts_with("s_swappc") {
+        } else if mnemonic.starts_with("s_setpc") {
             return Err(format!("indirect control flow (`{instruction}`) is not followed"));
         } else {
-            fall.into_iter().collect()
+            // A call (`s_swappc`, the checked builds' fault report) returns to the next line.
+            fall.map(|j| (j, Outcome::Next)).into_iter().collect()
         };
         next.push(successors);
     }
@@ -240,7 +264,7 @@ fn fixpoint<S: Clone + PartialEq>(
     while let Some(i) = work.pop() {
         let Some(state) = before[i].clone() else { continue };
         let after = transfer(&state, &graph.instructions[i]);
-        for &j in &graph.next[i] {
+        for &(j, _) in &graph.next[i] {
             let merged = match &before[j] {
                 None => after.clone(),
                 Some(old) => join(old, &after),
@@ -281,6 +305,69 @@ fn transfer_since(state: &Since, instruction: &str, required: &[&str], event: bo
 
 fn missing(bits: u32, required: &[&'static str]) -> Vec<&'static str> {
     required.iter().enumerate().filter(|(k, _)| bits & (1 << k) == 0).map(|(_, w)| *w).collect()
+}
+
+/// Where the search over paths a wave can take gives up (a listing whose mask states
+/// multiply without end); the gaps of the must-analysis then stand as found.
+const MAX_STATES: usize = 1 << 21;
+
+/// The gaps of one rule on paths a wave can take: one lane is followed through the exec
+/// masks (`fast_path/exec_mask.rs`: `s_cbranch_execz` is taken only when the lane is off),
+/// from the kernel's entry. An event (a data store, or a barrier read) counts when the lane
+/// is active; the required instructions count whenever the wave issues them (waits and cache
+/// operations act for the whole wave); a check point (a barrier write, or a data load) with
+/// the lane active and a required instruction missing since the last event is a gap. Returns
+/// each gap's instruction with a shortest path to it from its event, or `None` when the
+/// search gave up.
+fn feasible_gaps(
+    graph: &Graph,
+    required: &[&str],
+    event: impl Fn(&str) -> bool,
+    checkpoint: impl Fn(&str) -> bool,
+) -> Option<HashMap<usize, Vec<String>>> {
+    use std::collections::VecDeque;
+    type State = (usize, Since, Lane);
+    let full: u32 = if required.is_empty() { 0 } else { (1u32 << required.len()) - 1 };
+    let start: State = (0, None, Lane::entry());
+    let mut previous: HashMap<State, Option<State>> = HashMap::from([(start.clone(), None)]);
+    let mut queue = VecDeque::from([start]);
+    let mut found: HashMap<usize, Vec<String>> = HashMap::new();
+    while let Some(state) = queue.pop_front() {
+        let (n, since, lane) = state.clone();
+        let instruction = graph.instructions[n].as_str();
+        let active = lane.active() != Some(false);
+        if let (Some(bits), true, true) = (since, active, checkpoint(instruction)) {
+            if bits != full && !found.contains_key(&n) {
+                // The path back to the event that started this window.
+                let mut path = vec![instruction.to_owned()];
+                let mut child = state.clone();
+                while let Some(parent) = previous[&child].clone() {
+                    path.push(graph.instructions[parent.0].clone());
+                    if child.1 == Some(0) && event(&graph.instructions[parent.0]) {
+                        break;
+                    }
+                    child = parent;
+                }
+                path.reverse();
+                found.insert(n, path);
+            }
+        }
+        let after =
+            if active && event(instruction) { Some(0) } else { transfer_since(&since, instruction, required, false) };
+        for &(j, outcome) in &graph.next[n] {
+            for next_lane in lane.step(instruction, outcome) {
+                let successor = (j, after, next_lane);
+                if !previous.contains_key(&successor) {
+                    if previous.len() >= MAX_STATES {
+                        return None;
+                    }
+                    previous.insert(successor.clone(), Some(state.clone()));
+                    queue.push_back(successor);
+                }
+            }
+        }
+    }
+    Some(found)
 }
 
 /// Checks one kernel's listing (from its label to `.Lfunc_end`) against `rules`; every gap
@@ -324,23 +411,74 @@ pub fn check(function_asm: &str, rules: &Rules) -> Result<Vec<Gap>, String> {
             if let Some(Some(bits)) = release[n] {
                 if bits != full(&rules.release) {
                     let missing = missing(bits, &rules.release);
-                    gaps.push(Gap { kind: GapKind::Release, at: instruction.clone(), missing });
+                    gaps.push(Gap {
+                        kind: GapKind::Release,
+                        at: instruction.clone(),
+                        missing,
+                        path: vec![n.to_string()],
+                    });
                 }
             }
             if rules.one_sided && stored[n] == Some(false) {
-                gaps.push(Gap { kind: GapKind::StoreAfterRelease, at: instruction.clone(), missing: vec![] });
+                gaps.push(Gap {
+                    kind: GapKind::StoreAfterRelease,
+                    at: instruction.clone(),
+                    missing: vec![],
+                    path: vec![],
+                });
             }
         }
         if a == Access::DataLoad {
             if let (Some(Some(bits)), true) = (acquire[n], cached(instruction)) {
                 if bits != full(&rules.acquire) {
                     let missing = missing(bits, &rules.acquire);
-                    gaps.push(Gap { kind: GapKind::Acquire, at: instruction.clone(), missing });
+                    gaps.push(Gap {
+                        kind: GapKind::Acquire,
+                        at: instruction.clone(),
+                        missing,
+                        path: vec![n.to_string()],
+                    });
                 }
             }
             if rules.one_sided && synced[n] == Some(false) {
-                gaps.push(Gap { kind: GapKind::LoadBeforeAcquire, at: instruction.clone(), missing: vec![] });
+                gaps.push(Gap {
+                    kind: GapKind::LoadBeforeAcquire,
+                    at: instruction.clone(),
+                    missing: vec![],
+                    path: vec![],
+                });
             }
+        }
+    }
+    // The must-analyses also follow paths no wave takes; keep a release or acquire gap only
+    // where a wave can take one (or where that search gave up), with its path.
+    let is_store = |i: &str| kind_of(i) == Access::DataStore && cached(i);
+    let is_load = |i: &str| kind_of(i) == Access::DataLoad && cached(i);
+    let mut confirmed = |kind: GapKind, search: &dyn Fn() -> Option<HashMap<usize, Vec<String>>>| {
+        if !gaps.iter().any(|g| g.kind == kind) {
+            return;
+        }
+        let Some(feasible) = search() else { return };
+        gaps.retain_mut(|g| {
+            if g.kind != kind {
+                return true;
+            }
+            let at: usize = g.path.first().and_then(|p| p.parse().ok()).unwrap_or(usize::MAX);
+            match feasible.get(&at) {
+                Some(path) => {
+                    g.path = path.clone();
+                    true
+                }
+                None => false,
+            }
+        });
+    };
+    confirmed(GapKind::Release, &|| feasible_gaps(&graph, &rules.release, is_store, |i| kind_of(i).writes_sync()));
+    confirmed(GapKind::Acquire, &|| feasible_gaps(&graph, &rules.acquire, |i| kind_of(i).reads_sync(), is_load));
+    for gap in &mut gaps {
+        // A gap the search could not confirm either way keeps no path.
+        if gap.path.len() == 1 && gap.path[0].parse::<usize>().is_ok() {
+            gap.path.clear();
         }
     }
     Ok(gaps)
@@ -373,11 +511,10 @@ pub struct Case {
     pub one_sided: bool,
 }
 
-/// Compiles [`SOURCE`] for the AMDGPU `target` with `clang`, unchecked (release builds are
-/// what users ship; checked builds add loads of the fault slot to every wait loop), and
-/// returns each case's listing.
-pub fn compile(clang: &Path, target: &str) -> Result<Vec<(Case, String)>, LowerError> {
-    let asm = crate::amd::assemble(clang, target, SOURCE, false)?;
+/// Compiles [`SOURCE`] for the AMDGPU `target` with `clang`, checked or not, and returns
+/// each case's listing.
+pub fn compile(clang: &Path, target: &str, checked: bool) -> Result<Vec<(Case, String)>, LowerError> {
+    let asm = crate::amd::assemble(clang, target, SOURCE, checked)?;
     CASES
         .into_iter()
         .map(|case| {
@@ -449,6 +586,9 @@ mod tests {
         assert_eq!(classify("global_wb scope:SCOPE_DEV"), Access::Other);
         assert_eq!(classify("buffer_wbl2 sc1"), Access::Other);
         assert_eq!(classify("s_load_b128 s[8:11], s[0:1], 0x0"), Access::Other);
+        assert_eq!(classify("global_load_dword v1, v0, s[40:41] glc"), Access::Other);
+        assert_eq!(classify("global_load_dword v1, v0, s[36:37] sc1"), Access::Other);
+        assert_eq!(classify("global_load_b32 v1, v0, s[36:37] scope:SCOPE_DEV"), Access::Other);
     }
 
     #[test]
@@ -481,6 +621,7 @@ mod tests {
         assert_eq!(found[0].kind, GapKind::Release);
         assert_eq!(found[0].at, "ds_add_rtn_u64 v[0:1], v0, v[0:1]");
         assert_eq!(found[0].missing, vec!["s_waitcnt_vscnt null, 0x0"]);
+        assert_eq!(found[0].path, vec!["global_store_b32 v8, v9, s[8:9]", "ds_add_rtn_u64 v[0:1], v0, v[0:1]"]);
     }
 
     #[test]
@@ -490,11 +631,37 @@ mod tests {
 
     #[test]
     fn one_path_without_the_wait_is_enough() {
-        // A branch around the wait: the other arm reaches the atomic with the store pending.
-        let asm = "k:\n\tglobal_store_b32 v8, v9, s[8:9]\n\ts_cbranch_execz .LBB0_2\n\
+        // A uniform branch around the wait: the other arm reaches the atomic with the store
+        // pending, and the path (from the store) says so.
+        let asm = "k:\n\tglobal_store_b32 v8, v9, s[8:9]\n\ts_cmp_eq_u32 s0, 0\n\ts_cbranch_scc1 .LBB0_2\n\
                    \ts_waitcnt_vscnt null, 0x0\n.LBB0_2:\n\tds_add_rtn_u64 v[0:1], v0, v[0:1]\n\
                    \tbuffer_gl0_inv\n\tglobal_load_b32 v0, v[0:1], off\n\ts_endpgm\n";
-        assert_eq!(gaps(asm), vec![GapKind::Release]);
+        let found = check(asm, &RULES()).expect("listing");
+        assert_eq!(found.iter().map(|g| g.kind).collect::<Vec<_>>(), vec![GapKind::Release]);
+        assert_eq!(found[0].path.first().map(String::as_str), Some("global_store_b32 v8, v9, s[8:9]"));
+        assert!(found[0].path.contains(&"s_cbranch_scc1 .LBB0_2".to_owned()), "{:?}", found[0].path);
+    }
+
+    #[test]
+    fn a_path_only_an_empty_exec_takes_is_no_gap() {
+        // `s_cbranch_execz` skips the wait only when no lane is active, and then no lane
+        // performs the atomic either: the must-analysis flags it, the lane search clears it.
+        let asm = "k:\n\tglobal_store_b32 v8, v9, s[8:9]\n\ts_cbranch_execz .LBB0_2\n\
+                   \ts_waitcnt_vscnt null, 0x0\n\tds_add_rtn_u64 v[0:1], v0, v[0:1]\n.LBB0_2:\n\
+                   \tbuffer_gl0_inv\n\tglobal_load_b32 v0, v[0:1], off\n\ts_endpgm\n";
+        assert_eq!(gaps(asm), vec![]);
+        // Skipping onto the atomic: the lane that skipped is off there too.
+        let onto_atomic = "k:\n\tglobal_store_b32 v8, v9, s[8:9]\n\ts_cbranch_execz .LBB0_2\n\
+                           \ts_waitcnt_vscnt null, 0x0\n.LBB0_2:\n\tds_add_rtn_u64 v[0:1], v0, v[0:1]\n\
+                           \tbuffer_gl0_inv\n\tglobal_load_b32 v0, v[0:1], off\n\ts_endpgm\n";
+        assert_eq!(gaps(onto_atomic), vec![]);
+        // Turning a lane back on between the skip and the atomic makes it a gap.
+        let reenabled = "k:\n\tglobal_store_b32 v8, v9, s[8:9]\n\ts_mov_b32 s4, exec_lo\n\
+                         \ts_and_saveexec_b32 s2, vcc_lo\n\ts_cbranch_execz .LBB0_2\n\
+                         \ts_waitcnt_vscnt null, 0x0\n.LBB0_2:\n\ts_or_b32 exec_lo, exec_lo, s2\n\
+                         \tds_add_rtn_u64 v[0:1], v0, v[0:1]\n\tbuffer_gl0_inv\n\
+                         \tglobal_load_b32 v0, v[0:1], off\n\ts_endpgm\n";
+        assert_eq!(gaps(reenabled), vec![GapKind::Release]);
     }
 
     #[test]

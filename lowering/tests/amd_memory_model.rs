@@ -1,7 +1,7 @@
 //! Memory-model ISA tests for every AMDGPU target and compiler (no GPU needed): the
 //! message-passing kernels (hip-src/kernels/lowering/memory_model.cpp: data store ->
-//! synchronizing operation -> data load) are compiled unchecked for each target with each
-//! compiler that knows it, and every path of each kernel must carry the release and acquire
+//! synchronizing operation -> data load) are compiled, release and checked, for each target
+//! with each compiler that knows it, and every path of each kernel must carry the release and acquire
 //! sequence that AMDGPU's memory model prescribes at the barrier's scope
 //! (lowering/src/memory_model.rs has the analysis; docs/amd-memory-model.md the table).
 //!
@@ -110,22 +110,24 @@ fn trials_for(compiler: &str, clang: Result<PathBuf, String>, targets: &[&'stati
     };
     let mut trials = Vec::new();
     for &target in targets {
-        let label = format!("{target} {compiler}");
-        match memory_model::compile(&clang, target) {
-            Ok(cases) => {
-                for (case, listing) in cases {
-                    let rules = rules(target, &case);
-                    trials.push(Trial::test(format!("[{label}] {}", case.name), move || {
-                        let gaps = memory_model::check(&listing, &rules).map_err(Failed::from)?;
-                        if gaps.is_empty() {
-                            return Ok(());
-                        }
-                        let found: Vec<String> = gaps.iter().map(ToString::to_string).collect();
-                        Err(format!("{}\n  rules: {rules:?}", found.join("\n  ")).into())
-                    }));
+        for checked in [false, true] {
+            let label = format!("{target} {compiler}{}", if checked { " checked" } else { "" });
+            match memory_model::compile(&clang, target, checked) {
+                Ok(cases) => {
+                    for (case, listing) in cases {
+                        let rules = rules(target, &case);
+                        trials.push(Trial::test(format!("[{label}] {}", case.name), move || {
+                            let gaps = memory_model::check(&listing, &rules).map_err(Failed::from)?;
+                            if gaps.is_empty() {
+                                return Ok(());
+                            }
+                            let found: Vec<String> = gaps.iter().map(ToString::to_string).collect();
+                            Err(format!("{}\n  rules: {rules:?}", found.join("\n  ")).into())
+                        }));
+                    }
                 }
+                Err(error) => trials.push(common::no_toolchain(&format!("[{label}] memory model"), &error)),
             }
-            Err(error) => trials.push(common::no_toolchain(&format!("[{label}] memory model"), &error)),
         }
     }
     trials

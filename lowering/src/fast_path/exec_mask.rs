@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 /// Which way the current instruction went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Outcome {
+pub(crate) enum Outcome {
     /// Not a branch (or an unconditional one).
     Next,
     /// A conditional branch, taken.
@@ -61,7 +61,7 @@ impl Reg {
 
 /// The lane's bit in each mask register the model knows (absent: unknown).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(super) struct Lane {
+pub(crate) struct Lane {
     known: BTreeMap<Reg, bool>,
 }
 
@@ -95,8 +95,13 @@ fn apply(f: fn(bool, bool) -> bool, a: Option<bool>, b: Option<bool>) -> Option<
 
 impl Lane {
     /// At the kernel's entry the lane is active.
-    pub(super) fn entry() -> Lane {
+    pub(crate) fn entry() -> Lane {
         Lane { known: BTreeMap::from([(Reg::Exec, true)]) }
+    }
+
+    /// Whether the lane is active (its exec bit), where known.
+    pub(crate) fn active(&self) -> Option<bool> {
+        self.get(Reg::Exec)
     }
 
     fn get(&self, reg: Reg) -> Option<bool> {
@@ -152,7 +157,7 @@ impl Lane {
     }
 
     /// The states after `instruction` went `outcome` (none: it cannot go that way).
-    pub(super) fn step(&self, instruction: &str, outcome: Outcome) -> Vec<Lane> {
+    pub(crate) fn step(&self, instruction: &str, outcome: Outcome) -> Vec<Lane> {
         let mut words = instruction.splitn(2, char::is_whitespace);
         let mnemonic = words.next().unwrap_or("");
         let operands: Vec<&str> = words.next().unwrap_or("").split(',').map(str::trim).collect();
