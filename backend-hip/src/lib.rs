@@ -7,8 +7,8 @@
 //! machines, although the other backends would run fine there. Its build script also
 //! panics without ROCm headers. So this crate `dlopen`s the runtime instead (`sys.rs`:
 //! `libamdhip64.so`, `.so.7`, `.so.6`, `.so.5` on the loader path, then `$ROCM_PATH/lib`,
-//! `$HIP_PATH/lib` and `/opt/rocm/lib`) and binds only the entry points it calls (23, plus
-//! 5 optional ones), with signatures that are the same from ROCm 5.x to 7.x. Nothing of
+//! `$HIP_PATH/lib` and `/opt/rocm/lib`) and binds only the entry points it calls (24, plus
+//! 6 optional ones), with signatures that are the same from ROCm 5.x to 7.x. Nothing of
 //! ROCm is needed to build; without it [`Backend::device_count`] returns
 //! [`Error::LibraryNotFound`].
 //!
@@ -24,6 +24,14 @@
 //! (`hipModuleGetGlobal`) after the stream drained, reports a nonzero `kind` as
 //! [`Error::Fault`] naming the kernel last launched from that module on the stream, and
 //! clears it. Modules without the global are not checked.
+//!
+//! # The kernels' clock
+//! Device code counts time (checked builds' deadlock bound, `try_wait_for` timeouts) with
+//! the GPU's constant-rate counter, whose rate the runtime reports per device as
+//! `hipDeviceAttributeWallClockRate`. [`Backend::open`] asks for it (see [`WallClock`]), and
+//! [`Backend::load_module`] writes the matching multiplier ([`ns_per_tick_q32`]) into the
+//! module global `uint64_t xb_clock_ns_per_tick_q32` (`xbarrier/platform/amdgcn_clock.hpp`)
+//! if the module defines it, before any of its kernels can run.
 //!
 //! # Time limits
 //! HIP cannot abort a running kernel. A launch with a [`LaunchConfig::timeout`] is
@@ -74,6 +82,63 @@ pub const LIBRARY_HINT: &str = "install ROCm (libamdhip64) — e.g. Debian's lib
 /// Name of the module global that holds a launch's barrier fault (an `xb_fault_record`).
 pub const FAULT_RECORD_SYMBOL: &str = "xb_fault_record_slot";
 const FAULT_RECORD_CSYMBOL: &CStr = c"xb_fault_record_slot";
+
+/// Name of the module global that holds the kernels' clock multiplier (nanoseconds per tick
+/// of the constant-rate counter, 32.32 fixed point; a `uint64_t`).
+pub const CLOCK_SYMBOL: &str = "xb_clock_ns_per_tick_q32";
+const CLOCK_CSYMBOL: &CStr = c"xb_clock_ns_per_tick_q32";
+
+/// The counter rate device code assumes when the runtime does not report one: 100 MHz, in
+/// kHz (`XB_CLOCK_DEFAULT_KHZ` in `amdgcn_clock.hpp`).
+pub const DEFAULT_WALL_CLOCK_KHZ: u32 = 100_000;
+
+/// Nanoseconds per tick at `khz` ticks per millisecond, in 32.32 fixed point, rounded to
+/// nearest: what [`Backend::load_module`] writes into [`CLOCK_SYMBOL`]. The same arithmetic
+/// as `xb::detail::clock_ns_per_tick_q32` in `amdgcn_clock.hpp`, so 0 for a rate of 0.
+///
+/// ```
+/// use xbarrier_backend_hip::ns_per_tick_q32;
+/// assert_eq!(ns_per_tick_q32(100_000), 10 << 32); // 100 MHz: 10 ns a tick
+/// assert_eq!(ns_per_tick_q32(1_000_000), 1 << 32); // 1 GHz
+/// assert_eq!(ns_per_tick_q32(99_999), 42_950_102_461); // 10.0001000... ns, rounded
+/// ```
+pub fn ns_per_tick_q32(khz: u32) -> u64 {
+    ((1_000_000u64 << 32) + u64::from(khz / 2)).checked_div(u64::from(khz)).unwrap_or(0)
+}
+
+/// The rate of a device's constant-rate counter, which kernels count nanoseconds with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WallClock {
+    /// Ticks per millisecond (kHz).
+    pub khz: u32,
+    /// Whether the runtime reported the rate. `false` when it does not know
+    /// `hipDeviceAttributeWallClockRate` (ROCm 5.2) or answered 0 (it could not ask the
+    /// driver): `khz` is then [`DEFAULT_WALL_CLOCK_KHZ`], what device code assumes too.
+    pub reported: bool,
+}
+
+impl WallClock {
+    /// The multiplier kernels get ([`ns_per_tick_q32`] of the rate).
+    pub fn ns_per_tick_q32(&self) -> u64 {
+        ns_per_tick_q32(self.khz)
+    }
+}
+
+impl std::fmt::Display for WallClock {
+    /// `100 MHz (hipDeviceAttributeWallClockRate)`, `99.999 MHz (...)`, or the default with
+    /// why it was assumed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (mhz, khz) = (self.khz / 1000, self.khz % 1000);
+        let fraction = format!("{khz:03}");
+        let fraction = fraction.trim_end_matches('0');
+        let rate = if fraction.is_empty() { format!("{mhz} MHz") } else { format!("{mhz}.{fraction} MHz") };
+        if self.reported {
+            write!(f, "{rate} (hipDeviceAttributeWallClockRate)")
+        } else {
+            write!(f, "{rate} (assumed: the runtime does not report hipDeviceAttributeWallClockRate)")
+        }
+    }
+}
 
 /// Reported as the architecture when the runtime's device properties do not name one.
 pub const UNKNOWN_ARCH: &str = "amdgcn (unknown)";
@@ -137,6 +202,9 @@ pub struct HipDevice {
     ordinal: c_int,
     info: DeviceInfo,
     runtime_version: Option<i32>,
+    driver_version: Option<i32>,
+    gcn_arch_name: Option<String>,
+    wall_clock: WallClock,
 }
 
 impl HipDevice {
@@ -144,9 +212,23 @@ impl HipDevice {
     pub fn ordinal(&self) -> usize {
         self.info.ordinal
     }
-    /// `hipRuntimeGetVersion` (e.g. 50221153 for ROCm 5.2), when the runtime reports it.
+    /// `hipRuntimeGetVersion` (e.g. 50221153 for ROCm 5.2), when the runtime reports it;
+    /// [`format_version`] writes it as `5.2.21153`.
     pub fn runtime_version(&self) -> Option<i32> {
         self.runtime_version
+    }
+    /// `hipDriverGetVersion` (the same encoding), when the runtime reports it.
+    pub fn driver_version(&self) -> Option<i32> {
+        self.driver_version
+    }
+    /// The device's full `gcnArchName` with its target features (`gfx90a:sramecc+:xnack-`),
+    /// when the runtime's device properties hold one; [`DeviceInfo::arch`] is its processor.
+    pub fn gcn_arch_name(&self) -> Option<&str> {
+        self.gcn_arch_name.as_deref()
+    }
+    /// The rate of the counter kernels count time with, as the runtime reported it.
+    pub fn wall_clock(&self) -> WallClock {
+        self.wall_clock
     }
     /// The library that was loaded (a soname or a path).
     pub fn library(&self) -> &str {
@@ -311,41 +393,135 @@ fn device_name(api: &Api, ordinal: c_int) -> Result<String> {
 /// ROCm 5.2's), so whichever layout the runtime writes stays inside the buffer.
 const PROPERTIES_BYTES: usize = 16 * 1024;
 
-/// The `gfx…` target of the device, without feature suffixes (`gfx90a`, `gfx942`).
+/// The device's `gcnArchName` with its target features (`gfx90a:sramecc+:xnack-`), or
+/// `None` when the runtime's device properties do not name a target.
 ///
 /// `hipDeviceGetAttribute` cannot return the architecture name (a string), and the
 /// struct that holds it, `hipDeviceProp_t`, changed layout in ROCm 6 (`hipGetDeviceProperties`
 /// became a macro for `hipGetDevicePropertiesR0600`; the plain symbol still fills the old
 /// layout). So the struct is filled into an oversized, zeroed buffer by whichever entry
 /// point exists, and `gcnArchName` is found by its contents instead of its offset.
-fn device_arch(api: &Api, ordinal: c_int) -> String {
-    let Some(get) = api.hipGetDevicePropertiesR0600.or(api.hipGetDeviceProperties) else {
-        return UNKNOWN_ARCH.to_owned();
-    };
+fn device_gcn_arch_name(api: &Api, ordinal: c_int) -> Option<String> {
+    let get = api.hipGetDevicePropertiesR0600.or(api.hipGetDeviceProperties)?;
     let mut buf = vec![0u8; PROPERTIES_BYTES];
     // SAFETY: `buf` is larger than any hipDeviceProp_t layout the entry point may write.
     let code = unsafe { get(buf.as_mut_ptr().cast(), ordinal) };
     if code != sys::HIP_SUCCESS {
-        return UNKNOWN_ARCH.to_owned();
+        return None;
     }
-    arch_from_properties(&buf).unwrap_or_else(|| UNKNOWN_ARCH.to_owned())
+    gcn_arch_name_from_properties(&buf)
 }
 
 /// Finds `gcnArchName` ("gfx90a:sramecc+:xnack-") in a filled `hipDeviceProp_t` of any
 /// layout: past `name[256]` (which leads every layout), the first NUL- or `:`-terminated
-/// run of `gfx` followed by at least three lower-case letters or digits.
-fn arch_from_properties(props: &[u8]) -> Option<String> {
+/// run of `gfx` followed by at least three lower-case letters or digits; with the target
+/// features that follow it up to the NUL when they are plain (`:`, `+`, `-`, letters, digits).
+fn gcn_arch_name_from_properties(props: &[u8]) -> Option<String> {
     const NAME_BYTES: usize = 256;
     let body = props.get(NAME_BYTES..)?;
     (0..body.len()).find_map(|i| {
-        let rest = body[i..].strip_prefix(b"gfx")?;
+        let name = &body[i..];
+        let rest = name.strip_prefix(b"gfx")?;
         let len = rest.iter().take_while(|b| b.is_ascii_digit() || b.is_ascii_lowercase()).count();
-        let terminated = matches!(rest.get(len), Some(0 | b':'));
-        (len >= 3 && terminated).then(|| format!("gfx{}", String::from_utf8_lossy(&rest[..len])))
+        if len < 3 || !matches!(rest.get(len), Some(0 | b':')) {
+            return None;
+        }
+        let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+        let plain = name[..end].iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b':' | b'+' | b'-'));
+        let keep = if plain { &name[..end] } else { &name[..3 + len] };
+        Some(String::from_utf8_lossy(keep).into_owned())
     })
 }
 
-fn describe(api: &'static Api, ordinal: usize, raw: c_int) -> Result<DeviceInfo> {
+/// The processor of a target name: `gfx90a` of `gfx90a:sramecc+:xnack-`.
+fn processor(target: &str) -> &str {
+    target.split_once(':').map_or(target, |(processor, _)| processor)
+}
+
+/// The processor (`gfx942`) of [`gcn_arch_name_from_properties`].
+#[cfg(test)]
+fn arch_from_properties(props: &[u8]) -> Option<String> {
+    gcn_arch_name_from_properties(props).map(|name| processor(&name).to_owned())
+}
+
+/// The device's counter rate: the runtime's `hipDeviceAttributeWallClockRate`, else the
+/// default that device code assumes.
+///
+/// A runtime that does not know the attribute (ROCm 5.2) answers `hipErrorInvalidValue`,
+/// and one that could not get the rate from the driver answers 0: both mean "not reported".
+/// Any other failure is an error, naming the attribute.
+fn wall_clock(api: &Api, ordinal: c_int) -> Result<WallClock> {
+    let mut khz: c_int = 0;
+    // SAFETY: `khz` is a valid out-pointer; an attribute value the runtime does not know is
+    // refused with hipErrorInvalidValue, not read past.
+    let code = unsafe { (api.hipDeviceGetAttribute)(&mut khz, attr::WALL_CLOCK_RATE, ordinal) };
+    let reported = match code {
+        sys::HIP_SUCCESS => u32::try_from(khz).ok().filter(|&khz| khz > 0),
+        sys::HIP_ERROR_INVALID_VALUE => None,
+        code => return Err(driver_error(api, "hipDeviceGetAttribute(hipDeviceAttributeWallClockRate)", code)),
+    };
+    Ok(match reported {
+        Some(khz) => WallClock { khz, reported: true },
+        None => WallClock { khz: DEFAULT_WALL_CLOCK_KHZ, reported: false },
+    })
+}
+
+/// A HIP version number (`hipRuntimeGetVersion`, `hipDriverGetVersion`: major * 10^7 +
+/// minor * 10^5 + patch) as `major.minor.patch`: `60342134` is `6.3.42134`.
+///
+/// ```
+/// assert_eq!(xbarrier_backend_hip::format_version(50221153), "5.2.21153");
+/// assert_eq!(xbarrier_backend_hip::format_version(70100000), "7.1.0");
+/// ```
+pub fn format_version(version: i32) -> String {
+    format!("{}.{}.{}", version / 10_000_000, version / 100_000 % 100, version % 100_000)
+}
+
+/// The code objects of a HIP kernel image, as the targets of a clang offload bundle
+/// (`gfx90a`, `gfx942:xnack-`): what `hipModuleLoadData` picks from for the device.
+///
+/// `None` when `image` is not an uncompressed offload bundle (a single code object, or a
+/// compressed bundle, whose entries cannot be listed without decompressing it).
+///
+/// ```
+/// let mut image = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
+/// image.extend(1u64.to_le_bytes()); // one entry: offset, size, triple
+/// image.extend([0u64, 0].iter().flat_map(|v| v.to_le_bytes()));
+/// let triple = b"hipv4-amdgcn-amd-amdhsa--gfx942";
+/// image.extend((triple.len() as u64).to_le_bytes());
+/// image.extend(triple);
+/// assert_eq!(xbarrier_backend_hip::code_object_targets(&image), Some(vec!["gfx942".to_owned()]));
+/// assert_eq!(xbarrier_backend_hip::code_object_targets(b"\x7fELF"), None);
+/// ```
+pub fn code_object_targets(image: &[u8]) -> Option<Vec<String>> {
+    const MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
+    fn take<'a>(rest: &mut &'a [u8], len: usize) -> Option<&'a [u8]> {
+        let (head, tail) = (rest.get(..len)?, rest.get(len..)?);
+        *rest = tail;
+        Some(head)
+    }
+    fn word(rest: &mut &[u8]) -> Option<u64> {
+        Some(u64::from_le_bytes(take(rest, 8)?.try_into().ok()?))
+    }
+    let mut rest = image.strip_prefix(MAGIC)?;
+    let entries = word(&mut rest)?;
+    let mut targets = Vec::new();
+    for _ in 0..entries {
+        let (_offset, _size) = (word(&mut rest)?, word(&mut rest)?);
+        let len = usize::try_from(word(&mut rest)?).ok()?;
+        let triple = take(&mut rest, len)?;
+        // `hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-`; the host entry has no target.
+        let triple = std::str::from_utf8(triple).ok()?;
+        if let Some((kind, target)) = triple.split_once("--") {
+            if kind.contains("amdgcn") && !target.is_empty() {
+                targets.push(target.to_owned());
+            }
+        }
+    }
+    Some(targets)
+}
+
+fn describe(api: &'static Api, ordinal: usize, raw: c_int, arch: String) -> Result<DeviceInfo> {
     let multiprocessors = attribute(api, raw, attr::MULTIPROCESSOR_COUNT)?;
     let cooperative =
         attribute(api, raw, attr::COOPERATIVE_LAUNCH)? != 0 && api.hipModuleLaunchCooperativeKernel.is_some();
@@ -353,7 +529,7 @@ fn describe(api: &'static Api, ordinal: usize, raw: c_int) -> Result<DeviceInfo>
         backend: BACKEND,
         ordinal,
         name: device_name(api, raw)?,
-        arch: device_arch(api, raw),
+        arch,
         wave_size: attribute(api, raw, attr::WARP_SIZE)?,
         multiprocessors,
         // Conservative: one block per multiprocessor (CU, or WGP in WGP mode) is always
@@ -402,6 +578,33 @@ fn take_fault(module: &ModuleInner) -> Result<Option<FaultRecord>> {
     Ok((record.kind != 0).then_some(record))
 }
 
+/// Writes the device's clock multiplier into `module`'s [`CLOCK_SYMBOL`], if it has one
+/// (modules built without xbarrier's AMDGPU platform layer do not).
+fn set_clock(device: &HipDevice, module: &ModuleInner) -> Result<()> {
+    let api = device.api;
+    let mut slot: *mut c_void = std::ptr::null_mut();
+    let mut bytes = 0usize;
+    // SAFETY: the module is loaded; out-pointers are valid; the name is a C string.
+    match unsafe { (api.hipModuleGetGlobal)(&mut slot, &mut bytes, module.raw, CLOCK_CSYMBOL.as_ptr()) } {
+        sys::HIP_SUCCESS if bytes == std::mem::size_of::<u64>() => {}
+        sys::HIP_SUCCESS => {
+            return Err(Error::BadBundle(format!(
+            "module `{}`: {CLOCK_SYMBOL} is {bytes} bytes, not a uint64_t (amdgcn_clock.hpp and backend-hip disagree)",
+            module.name
+        )))
+        }
+        sys::HIP_ERROR_NOT_FOUND | sys::HIP_ERROR_INVALID_SYMBOL => return Ok(()),
+        code => return Err(driver_error(api, "hipModuleGetGlobal", code)),
+    }
+    let multiplier = device.wall_clock.ns_per_tick_q32().to_ne_bytes();
+    // SAFETY: `slot` addresses the module's 8-byte global (checked above) and the module is
+    // alive; `multiplier` is 8 readable bytes; the copy is synchronous, so it is done before
+    // any kernel of the module can be launched.
+    check(api, "hipMemcpy", unsafe {
+        (api.hipMemcpy)(slot, multiplier.as_ptr().cast(), multiplier.len(), sys::HIP_MEMCPY_HOST_TO_DEVICE)
+    })
+}
+
 impl Backend for Hip {
     const KIND: BackendKind = BACKEND;
     type Device = HipDevice;
@@ -443,13 +646,25 @@ impl Backend for Hip {
         // device_count() succeeded with a device, so the runtime is loaded and initialized.
         let api = runtime()?;
         set_device(api, raw)?;
-        let runtime_version = api.hipRuntimeGetVersion.and_then(|get| {
-            let mut version: c_int = 0;
-            // SAFETY: `version` is a valid out-pointer.
-            (unsafe { get(&mut version) } == sys::HIP_SUCCESS).then_some(version)
-        });
-        let info = describe(api, ordinal, raw)?;
-        Ok(HipDevice { api, ordinal: raw, info, runtime_version })
+        let version = |get: Option<unsafe extern "C" fn(*mut c_int) -> HipError>| {
+            get.and_then(|get| {
+                let mut version: c_int = 0;
+                // SAFETY: `version` is a valid out-pointer.
+                (unsafe { get(&mut version) } == sys::HIP_SUCCESS).then_some(version)
+            })
+        };
+        let gcn_arch_name = device_gcn_arch_name(api, raw);
+        let arch = gcn_arch_name.as_deref().map_or(UNKNOWN_ARCH, processor).to_owned();
+        let info = describe(api, ordinal, raw, arch)?;
+        Ok(HipDevice {
+            api,
+            ordinal: raw,
+            info,
+            runtime_version: version(api.hipRuntimeGetVersion),
+            driver_version: version(api.hipDriverGetVersion),
+            gcn_arch_name,
+            wall_clock: wall_clock(api, raw)?,
+        })
     }
 
     fn info(device: &HipDevice) -> DeviceInfo {
@@ -543,6 +758,7 @@ impl Backend for Hip {
             sys::HIP_ERROR_NOT_FOUND | sys::HIP_ERROR_INVALID_SYMBOL => {}
             code => return Err(driver_error(api, "hipModuleGetGlobal", code)),
         }
+        set_clock(device, &module)?;
         Ok(HipModule(Arc::new(module)))
     }
 
@@ -744,6 +960,66 @@ mod tests {
     }
 
     #[test]
+    fn gcn_arch_name_keeps_its_target_features() {
+        let name = |props: &[u8]| gcn_arch_name_from_properties(props);
+        assert_eq!(name(&props_with(396, b"gfx90a:sramecc+:xnack-\0")).as_deref(), Some("gfx90a:sramecc+:xnack-"));
+        assert_eq!(name(&props_with(700, b"gfx1100\0")).as_deref(), Some("gfx1100"));
+        // Bytes that are no target feature: the processor alone.
+        assert_eq!(name(&props_with(500, b"gfx942:\x01\x02\0")).as_deref(), Some("gfx942"));
+        assert_eq!(processor("gfx942:sramecc+:xnack-"), "gfx942");
+        assert_eq!(processor("gfx1200"), "gfx1200");
+    }
+
+    #[test]
+    fn wall_clock_rates_print_in_mhz() {
+        let reported = |khz| WallClock { khz, reported: true }.to_string();
+        assert_eq!(reported(100_000), "100 MHz (hipDeviceAttributeWallClockRate)");
+        assert_eq!(reported(99_999), "99.999 MHz (hipDeviceAttributeWallClockRate)");
+        assert_eq!(reported(25_500), "25.5 MHz (hipDeviceAttributeWallClockRate)");
+        let assumed = WallClock { khz: DEFAULT_WALL_CLOCK_KHZ, reported: false }.to_string();
+        assert!(assumed.starts_with("100 MHz (assumed: "), "{assumed}");
+        assert_eq!(WallClock { khz: 25_000, reported: true }.ns_per_tick_q32(), 40 << 32);
+        assert_eq!(ns_per_tick_q32(0), 0);
+        assert_eq!(ns_per_tick_q32(1), 1_000_000 << 32);
+    }
+
+    /// An offload bundle as clang writes it: magic, entry count, then offset, size, triple
+    /// length and triple per entry (code objects omitted: only the header is read).
+    fn bundle(triples: &[&str]) -> Vec<u8> {
+        let mut image = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
+        image.extend((triples.len() as u64).to_le_bytes());
+        for (k, triple) in triples.iter().enumerate() {
+            for word in [4096 * (k as u64 + 1), 100, triple.len() as u64] {
+                image.extend(word.to_le_bytes());
+            }
+            image.extend(triple.as_bytes());
+        }
+        image
+    }
+
+    #[test]
+    fn code_object_targets_are_read_from_the_bundle_header() {
+        let image = bundle(&[
+            "host-x86_64-unknown-linux--",
+            "hipv4-amdgcn-amd-amdhsa--gfx1100",
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-",
+            "hipv4-amdgcn-amd-amdhsa--gfx942",
+        ]);
+        assert_eq!(code_object_targets(&image), Some(vec!["gfx1100".into(), "gfx90a:xnack-".into(), "gfx942".into()]));
+        // Cut inside the last triple, or inside an entry's words: not a bundle.
+        assert_eq!(code_object_targets(&image[..image.len() - 1]), None);
+        assert_eq!(code_object_targets(&image[..24 + 8 + 12]), None);
+        assert_eq!(code_object_targets(b"CCOB compressed bundle"), None);
+        assert_eq!(code_object_targets(&bundle(&[])), Some(vec![]));
+    }
+
+    #[test]
+    fn versions_split_into_major_minor_patch() {
+        assert_eq!(format_version(60342134), "6.3.42134");
+        assert_eq!(format_version(50221153), "5.2.21153");
+    }
+
+    #[test]
     fn images_are_aligned_and_terminated() {
         for len in [0usize, 1, 8, 9] {
             let image: Vec<u8> = (0..len).map(|i| i as u8 | 1).collect();
@@ -756,6 +1032,7 @@ mod tests {
     #[test]
     fn fault_record_symbol_matches() {
         assert_eq!(FAULT_RECORD_CSYMBOL.to_str(), Ok(FAULT_RECORD_SYMBOL));
+        assert_eq!(CLOCK_CSYMBOL.to_str(), Ok(CLOCK_SYMBOL));
         assert_eq!(std::mem::size_of::<FaultRecord>(), 88);
     }
 }

@@ -2,10 +2,11 @@
 //!
 //! Every signature here is the same in ROCm 5.x, 6.x and 7.x: only C scalars and opaque
 //! handles cross the boundary, with two exceptions kept out of the ABI question:
-//! - `hipDeviceAttribute_t` values: only entries of the CUDA-compatible block, whose values
-//!   are the same from ROCm 5 to 7 (checked against the 5.2 headers and the current ones:
-//!   in that block ROCm 6 only renamed `Name` and `Uuid` to `Unused1`/`Unused2`, keeping
-//!   their slots, and added `PciDomainId` as an alias).
+//! - `hipDeviceAttribute_t` values: entries of the CUDA-compatible block, whose values are
+//!   the same from ROCm 5 to 7 (checked against the 5.2 headers and the current ones: in
+//!   that block ROCm 6 only renamed `Name` and `Uuid` to `Unused1`/`Unused2`, keeping their
+//!   slots, and added `PciDomainId` as an alias), and one of the AMD-specific block,
+//!   `WallClockRate` (see [`attr::WALL_CLOCK_RATE`]).
 //! - `hipDeviceProp_t`, whose layout did change in ROCm 6: see `arch_from_properties` in
 //!   `lib.rs` for how it is read without depending on the layout.
 //!
@@ -25,6 +26,7 @@ pub(crate) type HipError = c_int;
 pub(crate) type Handle = *mut c_void;
 
 pub(crate) const HIP_SUCCESS: HipError = 0;
+pub(crate) const HIP_ERROR_INVALID_VALUE: HipError = 1;
 pub(crate) const HIP_ERROR_OUT_OF_MEMORY: HipError = 2;
 pub(crate) const HIP_ERROR_INVALID_SYMBOL: HipError = 13;
 pub(crate) const HIP_ERROR_INVALID_DEVICE_FUNCTION: HipError = 98;
@@ -51,6 +53,14 @@ pub(crate) mod attr {
     pub(crate) const MAX_SHARED_MEMORY_PER_BLOCK: c_int = 74;
     /// `hipDeviceAttributeWarpSize` (the wavefront size, 32 or 64).
     pub(crate) const WARP_SIZE: c_int = 87;
+    /// `hipDeviceAttributeWallClockRate`: the rate of the constant-rate counter kernels read
+    /// (`s_memrealtime`), in kHz. The 18th entry of the AMD-specific block
+    /// (`hipDeviceAttributeAmdSpecificBegin = 10000`): ROCm 6 renamed three earlier entries
+    /// of that block (`Arch`, `GcnArch`, `GcnArchName` became `Unused3`..`Unused5`) without
+    /// moving them, and ROCm 7 appends after it (`NumberOfXccs` = 10018). ROCm 5.2's block
+    /// ends one entry earlier (`FineGrainSupport` = 10016): its runtime answers
+    /// `hipErrorInvalidValue`, as for any attribute it does not know.
+    pub(crate) const WALL_CLOCK_RATE: c_int = 10017;
 }
 
 macro_rules! api {
@@ -131,6 +141,7 @@ api! {
     optional {
         hipGetErrorString(HipError) -> *const c_char;
         hipRuntimeGetVersion(*mut c_int) -> HipError;
+        hipDriverGetVersion(*mut c_int) -> HipError;
         // Not in ROCm 5.2; without it cooperative launches are unsupported.
         hipModuleLaunchCooperativeKernel(Handle, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Handle, *mut *mut c_void) -> HipError;
         // ROCm >= 6: the current hipDeviceProp_t (`hipGetDeviceProperties` is a macro for it).

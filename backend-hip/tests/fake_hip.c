@@ -2,10 +2,16 @@
  *
  * It implements the entry points backend-hip binds, with the ROCm signatures, over host
  * memory: one device, "kernels" that are C functions reading the launch's kernelParams
- * exactly as the real runtime does (one pointer per parameter), and a module global for
- * the fault record. It checks what a real runtime would refuse (unknown device, bad
- * copy kind, null handles) so that wiring mistakes in the Rust side show up as errors. */
+ * exactly as the real runtime does (one pointer per parameter), and module globals for
+ * the fault record and the clock multiplier. It checks what a real runtime would refuse
+ * (unknown device, bad copy kind, null handles) so that wiring mistakes in the Rust side
+ * show up as errors.
+ *
+ * FAKE_HIP_WALL_CLOCK sets what hipDeviceGetAttribute(hipDeviceAttributeWallClockRate)
+ * answers: unset, 100000 (kHz); a number, that rate; "unknown", hipErrorInvalidValue (as
+ * ROCm 5.2, which has no such attribute); "error:N", the error code N. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -40,6 +46,23 @@ hipError_t hipRuntimeGetVersion(int* version) {
   *version = 60342134;
   return hipSuccess;
 }
+hipError_t hipDriverGetVersion(int* version) {
+  *version = 60342133;
+  return hipSuccess;
+}
+/* hipDeviceAttributeWallClockRate, as FAKE_HIP_WALL_CLOCK says (see the top). */
+static hipError_t wall_clock_rate(int* value) {
+  const char* setting = getenv("FAKE_HIP_WALL_CLOCK");
+  int code = 0;
+  if (!setting) {
+    *value = 100000;
+    return hipSuccess;
+  }
+  if (!strcmp(setting, "unknown")) return hipErrorInvalidValue;
+  if (sscanf(setting, "error:%d", &code) == 1) return code;
+  *value = atoi(setting);
+  return hipSuccess;
+}
 hipError_t hipDeviceGetAttribute(int* value, int attribute, int device) {
   if (device != 0) return hipErrorInvalidDevice;
   switch (attribute) {
@@ -48,6 +71,7 @@ hipError_t hipDeviceGetAttribute(int* value, int attribute, int device) {
     case 63: *value = 104; break;    /* MultiprocessorCount */
     case 74: *value = 65536; break;  /* MaxSharedMemoryPerBlock */
     case 87: *value = 64; break;     /* WarpSize */
+    case 10017: return wall_clock_rate(value);
     default: return hipErrorInvalidValue;
   }
   return hipSuccess;
@@ -100,6 +124,8 @@ hipError_t hipMemcpyAsync(void* dst, const void* src, size_t size, int kind, voi
 struct module {
   int has_slot;
   unsigned char slot[88]; /* xb_fault_record */
+  int has_clock;
+  uint64_t clock; /* xb_clock_ns_per_tick_q32, initialized as the compiled module's is */
 };
 struct function {
   struct module* module;
@@ -112,6 +138,8 @@ hipError_t hipModuleLoadData(void** module, const void* image) {
   if (((uintptr_t)image & 7) != 0 || strncmp(text, "FAKE", 4) != 0) return hipErrorInvalidImage;
   struct module* m = calloc(1, sizeof *m);
   m->has_slot = strstr(text, "xb_fault_record_slot") != NULL;
+  m->has_clock = strstr(text, "xb_clock_ns_per_tick_q32") != NULL;
+  m->clock = (uint64_t)10 << 32; /* 100 MHz */
   *module = m;
   return hipSuccess;
 }
@@ -122,7 +150,8 @@ hipError_t hipModuleUnload(void* module) {
 }
 hipError_t hipModuleGetFunction(void** function, void* module, const char* name) {
   if (!module) return hipErrorInvalidHandle;
-  int which = !strcmp(name, "echo") ? 1 : !strcmp(name, "fault") ? 2 : !strcmp(name, "spin") ? 3 : 0;
+  int which = !strcmp(name, "echo") ? 1 : !strcmp(name, "fault") ? 2 : !strcmp(name, "spin") ? 3
+            : !strcmp(name, "clock") ? 4 : 0;
   if (!which) return hipErrorNotFound;
   struct function* f = malloc(sizeof *f); /* leaked, as a runtime's would live with the module */
   f->module = module;
@@ -133,10 +162,17 @@ hipError_t hipModuleGetFunction(void** function, void* module, const char* name)
 hipError_t hipModuleGetGlobal(void** ptr, size_t* bytes, void* module, const char* name) {
   struct module* m = module;
   if (!m) return hipErrorInvalidHandle;
-  if (!m->has_slot || strcmp(name, "xb_fault_record_slot")) return hipErrorNotFound;
-  *ptr = m->slot;
-  *bytes = sizeof m->slot;
-  return hipSuccess;
+  if (m->has_slot && !strcmp(name, "xb_fault_record_slot")) {
+    *ptr = m->slot;
+    *bytes = sizeof m->slot;
+    return hipSuccess;
+  }
+  if (m->has_clock && !strcmp(name, "xb_clock_ns_per_tick_q32")) {
+    *ptr = &m->clock;
+    *bytes = sizeof m->clock;
+    return hipSuccess;
+  }
+  return hipErrorNotFound;
 }
 
 static hipError_t run(void* function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
@@ -173,6 +209,9 @@ static hipError_t run(void* function, unsigned gx, unsigned gy, unsigned gz, uns
     }
     case 3: /* spin(uint64_t ns) */
       usleep((useconds_t)(*(uint64_t*)params[0] / 1000));
+      return hipSuccess;
+    case 4: /* clock(uint64_t* out): the multiplier the module's now_ns() would convert with */
+      **(uint64_t**)params[0] = f->module->clock;
       return hipSuccess;
   }
   return hipErrorInvalidHandle;

@@ -1,49 +1,138 @@
 //! The HIP backend end to end against a stand-in runtime (`fake_hip.c`), so that its
-//! plumbing (library loading, attributes, copies, modules, argument marshalling, launches,
-//! fault records, events, time limits, error mapping) runs where there is no AMD GPU.
+//! plumbing (library loading, attributes, the kernels' clock rate, copies, modules, argument
+//! marshalling, launches, fault records, events, time limits, error mapping) runs where
+//! there is no AMD GPU.
 //!
-//! The test compiles `fake_hip.c` into a `libamdhip64.so` with the C compiler (`$CC`, else
-//! `cc`) and re-runs this test binary with `LD_LIBRARY_PATH` pointing at it, since the
-//! loader reads that variable only at process start.
+//! Each test compiles `fake_hip.c` into a `libamdhip64.so` with the C compiler (`$CC`, else
+//! `cc`; once per test binary) and re-runs this test binary, the one test alone, with
+//! `LD_LIBRARY_PATH` pointing at it, since the loader reads that variable only at process
+//! start; the child runs the test's scenario. `FAKE_HIP_WALL_CLOCK` tells the fake what
+//! `hipDeviceAttributeWallClockRate` answers (see `fake_hip.c`).
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use xbarrier_api::{Backend, BarrierOp, Error, FaultKind, KernelArg, LaunchConfig};
-use xbarrier_backend_hip::Hip;
+use xbarrier_backend_hip::{Hip, HipDevice, WallClock};
 
 const CHILD: &str = "XBARRIER_FAKE_HIP_CHILD";
 
-#[test]
-fn backend_runs_on_a_fake_runtime() {
-    if std::env::var_os(CHILD).is_some() {
-        scenario();
-        return;
-    }
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fake-hip");
-    std::fs::create_dir_all(&dir).unwrap();
-    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fake_hip.c");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
-    let status = Command::new(&cc)
-        .args(["-shared", "-fPIC", "-O1", "-o"])
-        .arg(dir.join("libamdhip64.so"))
-        .arg(&source)
-        .status()
-        .unwrap_or_else(|e| panic!("this test needs a C compiler (`{cc}`, or set CC): {e}"));
-    assert!(status.success(), "{cc} failed on {}", source.display());
+/// Whether this process is a child that runs a scenario.
+fn in_child() -> bool {
+    std::env::var_os(CHILD).is_some()
+}
 
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "backend_runs_on_a_fake_runtime", "--nocapture", "--test-threads=1"])
+/// The directory holding the fake `libamdhip64.so`, built on first use.
+fn fake_library_dir() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fake-hip");
+        std::fs::create_dir_all(&dir).unwrap();
+        let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fake_hip.c");
+        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+        let status = Command::new(&cc)
+            .args(["-shared", "-fPIC", "-O1", "-o"])
+            .arg(dir.join("libamdhip64.so"))
+            .arg(&source)
+            .status()
+            .unwrap_or_else(|e| panic!("this test needs a C compiler (`{cc}`, or set CC): {e}"));
+        assert!(status.success(), "{cc} failed on {}", source.display());
+        dir
+    })
+}
+
+/// Runs test `name` alone in a child on the fake runtime, with `wall_clock` as
+/// `FAKE_HIP_WALL_CLOCK` (unset if `None`), and asserts that it passed.
+fn run_child(name: &str, wall_clock: Option<&str>) {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
         .env(CHILD, "1")
-        .env("LD_LIBRARY_PATH", &dir)
+        .env("LD_LIBRARY_PATH", fake_library_dir())
         .env_remove("ROCM_PATH")
         .env_remove("HIP_PATH")
-        .output()
-        .unwrap();
+        .env_remove("FAKE_HIP_WALL_CLOCK");
+    if let Some(setting) = wall_clock {
+        command.env("FAKE_HIP_WALL_CLOCK", setting);
+    }
+    let output = command.output().unwrap();
     let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     eprintln!("{text}");
-    assert!(output.status.success() && text.contains("1 passed"), "the scenario failed");
+    assert!(
+        output.status.success() && text.contains("1 passed"),
+        "{name} failed with FAKE_HIP_WALL_CLOCK={wall_clock:?}"
+    );
+}
+
+#[test]
+fn backend_runs_on_a_fake_runtime() {
+    if in_child() {
+        scenario();
+    } else {
+        run_child("backend_runs_on_a_fake_runtime", None);
+    }
+}
+
+/// What a module's `xb_clock_ns_per_tick_q32` holds after loading on `device`: the fake's
+/// `clock` kernel copies it out.
+fn module_clock(device: &HipDevice, image: &'static [u8]) -> u64 {
+    let module = Hip::load_module(device, "clocked", image).unwrap();
+    let kernel = Hip::function(device, &module, "clock").unwrap();
+    let stream = Hip::create_stream(device).unwrap();
+    let out = Hip::alloc(device, 8).unwrap();
+    // SAFETY: the fake clock kernel takes one pointer to a u64; `out` outlives the synchronize.
+    unsafe { Hip::launch(device, &stream, &kernel, &LaunchConfig::new(1, 1), &[KernelArg::Ptr(Hip::address(&out))]) }
+        .unwrap();
+    Hip::synchronize(device, &stream).unwrap();
+    let mut bytes = [0u8; 8];
+    Hip::read(device, &out, 0, &mut bytes).unwrap();
+    u64::from_ne_bytes(bytes)
+}
+
+/// The rate the runtime reports reaches every module as its multiplier, for several rates;
+/// a runtime that does not report one leaves the 100 MHz default.
+#[test]
+fn wall_clock_rate_reaches_the_module_global() {
+    if !in_child() {
+        for setting in ["25000", "99999", "unknown", "0"] {
+            run_child("wall_clock_rate_reaches_the_module_global", Some(setting));
+        }
+        return;
+    }
+    let setting = std::env::var("FAKE_HIP_WALL_CLOCK").unwrap();
+    // Nanoseconds per tick in 32.32 fixed point, worked out by hand: 25 MHz is 40 ns a tick;
+    // 99.999 MHz is 10.000100001... ns, 2^32 times that rounded; 100 MHz is 10 ns.
+    let (clock, multiplier) = match setting.as_str() {
+        "25000" => (WallClock { khz: 25_000, reported: true }, 40u64 << 32),
+        "99999" => (WallClock { khz: 99_999, reported: true }, 42_950_102_461),
+        "unknown" | "0" => (WallClock { khz: 100_000, reported: false }, 10u64 << 32),
+        other => panic!("no expectation for FAKE_HIP_WALL_CLOCK={other}"),
+    };
+    let device = Hip::open(0).unwrap();
+    assert_eq!(device.wall_clock(), clock);
+    assert_eq!(module_clock(&device, b"FAKE module with xb_clock_ns_per_tick_q32"), multiplier);
+    // Loading a second module writes it too (each module has its own global).
+    assert_eq!(module_clock(&device, b"FAKE xb_clock_ns_per_tick_q32 and xb_fault_record_slot"), multiplier);
+}
+
+/// A failing `hipDeviceGetAttribute` for the rate is the crate's driver error, naming the
+/// call and keeping the runtime's code.
+#[test]
+fn wall_clock_rate_errors_are_driver_errors() {
+    if !in_child() {
+        run_child("wall_clock_rate_errors_are_driver_errors", Some("error:801"));
+        return;
+    }
+    assert_eq!(Hip::device_count().unwrap(), 1);
+    match Hip::open(0) {
+        Err(e @ Error::Driver { call: "hipDeviceGetAttribute(hipDeviceAttributeWallClockRate)", code: 801, .. }) => {
+            assert!(e.to_string().contains("hipDeviceAttributeWallClockRate"), "{e}");
+        }
+        Err(e) => panic!("expected the wall clock query's driver error, got {e}"),
+        Ok(_) => panic!("expected the wall clock query's driver error, got a device"),
+    }
 }
 
 fn scenario() {
@@ -55,6 +144,9 @@ fn scenario() {
     let device = Hip::open(0).unwrap();
     assert!(device.library().ends_with("libamdhip64.so"), "{}", device.library());
     assert_eq!(device.runtime_version(), Some(60342134));
+    assert_eq!(device.driver_version(), Some(60342133));
+    assert_eq!(device.gcn_arch_name(), Some("gfx942:sramecc+:xnack-"));
+    assert_eq!(device.wall_clock(), WallClock { khz: 100_000, reported: true });
     let info = Hip::info(&device);
     assert_eq!(info.name, "Fake AMD Instinct");
     assert_eq!(info.arch, "gfx942");

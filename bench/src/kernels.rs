@@ -14,7 +14,7 @@ pub(crate) struct Images<B: Backend> {
 impl<B: Backend> Images<B> {
     /// Loads the native image and, where the bundle has one, the emulated image.
     pub fn load(device: &Device<B>) -> Result<Images<B>> {
-        let bundle = xbarrier::kernel_bundle!("bench")?;
+        let bundle = crate::bundle()?;
         let native = device.load(&bundle)?;
         let emulated = if bundle.variants(B::KIND).contains(&Variant::Emulated) {
             Ok(device.load_variant(&bundle, Variant::Emulated)?)

@@ -32,3 +32,8 @@ pub use config::{Benchmark, Config, Pipeline, MAX_STAGES};
 pub use report::{Report, Row, Status, Target, Unit, Verdict};
 pub use stats::median;
 pub use suite::run;
+
+/// The benchmark kernels (every backend this build enabled).
+pub fn bundle() -> xbarrier::Result<xbarrier::KernelBundle> {
+    xbarrier::kernel_bundle!("bench")
+}

@@ -220,6 +220,12 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Things the reader should know (skipped benchmarks, checked builds).
     pub notes: Vec<String>,
+    /// What the device and its runtime say beyond `device` (the target's code object,
+    /// runtime versions, clock rate), label and value, for bug reports; empty from [`run`],
+    /// filled by the caller.
+    ///
+    /// [`run`]: crate::run
+    pub facts: Vec<(String, String)>,
 }
 
 impl Report {

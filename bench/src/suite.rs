@@ -31,7 +31,7 @@ pub fn run<B: Backend>(device: &Device<B>, config: &Config, progress: &dyn Fn(&R
     set_ratios(&mut rows);
     let info = device.info();
     let notes = judged_targets(&mut rows, B::KIND, xbarrier::CHECKED, &info.name);
-    Ok(Report { device: info.clone(), checked: xbarrier::CHECKED, rows, notes })
+    Ok(Report { device: info.clone(), checked: xbarrier::CHECKED, rows, notes, facts: Vec::new() })
 }
 
 /// Keeps the targets that apply and says why others were dropped (the report's notes):

@@ -16,6 +16,7 @@ use clap::{Args, ValueEnum};
 use xbarrier::{visit_backends, Backend, BackendKind, BackendVisitor, Device};
 use xbarrier_bench::{Benchmark, Config, Report, Row, Status, Verdict};
 
+use crate::device::{self, BackendArg, Image};
 use crate::output::emit;
 
 /// Options of `xbar bench`.
@@ -75,23 +76,6 @@ pub struct BenchArgs {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum BackendArg {
-    Host,
-    Cuda,
-    Hip,
-}
-
-impl BackendArg {
-    fn kind(self) -> BackendKind {
-        match self {
-            BackendArg::Host => BackendKind::Host,
-            BackendArg::Cuda => BackendKind::Cuda,
-            BackendArg::Hip => BackendKind::Hip,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum BenchmarkArg {
     /// Block barrier arrive + wait (cycles per phase)
     RoundTrip,
@@ -131,13 +115,13 @@ enum Format {
 pub fn run(args: &BenchArgs) -> ExitCode {
     let enabled = xbarrier::enabled_backends();
     let kind = match args.backend.map(BackendArg::kind) {
-        Some(kind) if enabled.contains(&kind) => kind,
-        Some(kind) => {
-            eprintln!(
-                "xbar: error: this xbar was built without the `{kind}` backend; rebuild it with `cargo build --release -p xbar --features {kind}`"
-            );
-            return ExitCode::from(2);
-        }
+        Some(kind) => match device::require_built(kind) {
+            Ok(()) => kind,
+            Err(message) => {
+                eprintln!("xbar: error: {message}");
+                return ExitCode::from(2);
+            }
+        },
         None => {
             match [BackendKind::Cuda, BackendKind::Hip, BackendKind::Host].into_iter().find(|k| enabled.contains(k)) {
                 Some(kind) => kind,
@@ -211,17 +195,15 @@ fn run_on<B: Backend>(args: &BenchArgs) -> ExitCode {
         Ok(device) => device,
         Err(e) => {
             eprintln!("xbar: error: no {} device {} to benchmark: {e}", B::KIND, args.device);
-            let host = if xbarrier::enabled_backends().contains(&BackendKind::Host) {
-                "; `xbar bench --backend host` times the CPU backend's round trip instead"
-            } else {
-                ""
-            };
-            eprintln!(
-                "  fix: run xbar bench on a machine with the GPU (`xbar info` lists the devices this machine has){host}"
-            );
+            eprintln!("  fix: {}", device::fix(B::KIND, &e));
             return ExitCode::from(2);
         }
     };
+    // What a bug report needs about the device; printed with the error if nothing runs.
+    let facts = xbarrier_bench::bundle().and_then(|bundle| {
+        let variants = bundle.variants(B::KIND);
+        device::facts(B::KIND, args.device, &Image { bundle: &bundle, variants })
+    });
     if xbarrier::CHECKED {
         let features = if B::KIND == BackendKind::Host { String::new() } else { format!(" --features {}", B::KIND) };
         eprintln!(
@@ -239,8 +221,16 @@ fn run_on<B: Backend>(args: &BenchArgs) -> ExitCode {
         Ok(report) => report,
         Err(e) => {
             eprintln!("xbar: error: the benchmarks cannot run: {e}");
+            match &facts {
+                Ok(facts) => eprint!("{}", facts.render()),
+                Err(e) => eprintln!("(the device's facts are unavailable too: {e})"),
+            }
             return ExitCode::from(2);
         }
+    };
+    report.facts = match facts {
+        Ok(facts) => facts.lines.into_iter().map(|(label, value)| (label.to_owned(), value)).collect(),
+        Err(e) => vec![("facts".to_owned(), format!("unavailable: {e}"))],
     };
     if B::KIND == BackendKind::Host && args.only.is_empty() {
         report.notes.push(
@@ -353,6 +343,7 @@ mod tests {
             checked: false,
             rows: vec![xb, emulated, row("raw PTX", measured(84.0))],
             notes: vec!["a note".into()],
+            facts: vec![("wall clock".into(), "100 MHz (hipDeviceAttributeWallClockRate)".into())],
         };
         let text = table::render(&report);
         let xb_line = text.lines().find(|l| l.contains("xb native")).unwrap_or_default();
@@ -361,15 +352,20 @@ mod tests {
         }
         assert!(text.contains("WRONG") && text.contains("wrong: 3 threads"), "{text}");
         assert!(text.contains("2 measured, 1 wrong, 0 failed, 0 skipped; targets: 0 pass, 1 MISS"), "{text}");
+        assert_eq!(text.lines().nth(1), Some("  wall clock: 100 MHz (hipDeviceAttributeWallClockRate)"), "{text}");
 
         let md = markdown::render(&report);
         assert!(md.contains("| round-trip | 256 threads | xb native | 86.0 | cycles | raw PTX | 1.02 |"), "{md}");
         assert!(md.contains("| 85.0-88.0 |") && md.contains("stale \\| slot"), "{md}");
+        assert!(md.contains("\n- wall clock: 100 MHz (hipDeviceAttributeWallClockRate)\n"), "{md}");
 
         let json = json::render(&report);
-        for field in
-            ["\"verdict\": \"miss\"", "\"status\": \"incorrect\"", "\"samples\": [85.000000, 86.000000, 88.000000]"]
-        {
+        for field in [
+            "\"verdict\": \"miss\"",
+            "\"status\": \"incorrect\"",
+            "\"samples\": [85.000000, 86.000000, 88.000000]",
+            "\"facts\": {\"wall clock\": \"100 MHz (hipDeviceAttributeWallClockRate)\"}",
+        ] {
             assert!(json.contains(field), "{field} missing from {json}");
         }
         assert_eq!(exit_code(&report, false), std::process::ExitCode::FAILURE);

@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use xbarrier::{visit_backends, Backend, BackendKind, BackendVisitor};
 use xbarrier_conformance::{all_cases, Outcome, Status, Suite};
 
+use crate::device::{self, BackendArg, Image};
 use crate::output::emit;
 
 /// The widest the detail column gets in the table (unless `--full`).
@@ -23,6 +24,9 @@ pub struct CheckArgs {
     /// Which suite to run
     #[arg(short, long, value_enum, default_value_t = SuiteArg::All)]
     suite: SuiteArg,
+    /// Run on this backend only (default: every backend this build has); its device 0 must open
+    #[arg(long, value_enum)]
+    backend: Option<BackendArg>,
     /// How to print the outcomes
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -102,8 +106,15 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         eprintln!("xbar: error: this build has no backend enabled; rebuild with `--features host` (or cuda, hip)");
         return ExitCode::from(2);
     }
+    let only = args.backend.map(BackendArg::kind);
+    if let Some(Err(message)) = only.map(device::require_built) {
+        eprintln!("xbar: error: {message}");
+        return ExitCode::from(2);
+    }
     let matches = |entry: &Entry| {
-        args.suite.includes(entry.suite) && args.filter.as_deref().is_none_or(|f| entry.case.contains(f))
+        args.suite.includes(entry.suite)
+            && args.filter.as_deref().is_none_or(|f| entry.case.contains(f))
+            && only.is_none_or(|kind| entry.backend == kind)
     };
     let selected: Vec<&Entry> = catalog.iter().filter(|e| matches(e)).collect();
     if selected.is_empty() {
@@ -129,7 +140,34 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         return emit(&text, ExitCode::SUCCESS);
     }
 
-    // Case names are unique, so a name decides whether a case runs.
+    // The devices the selected cases run on: with --backend, one that does not open is an
+    // error; otherwise such a backend's cases are ignored (their detail says why).
+    let mut backends: Vec<BackendKind> = Vec::new();
+    for entry in &selected {
+        if !backends.contains(&entry.backend) {
+            backends.push(entry.backend);
+        }
+    }
+    let mut facts = String::new();
+    for &kind in backends.iter().filter(|&&kind| kind != BackendKind::Host || only.is_some()) {
+        match device_facts(kind) {
+            Ok(text) => {
+                facts.push_str(&text);
+                facts.push('\n');
+            }
+            Err(e) if only.is_some() => {
+                eprintln!("xbar: error: no {kind} device 0 to check: {e}");
+                eprintln!("  fix: {}", device::fix(kind, &e));
+                return ExitCode::from(2);
+            }
+            Err(_) => {}
+        }
+    }
+    if args.format == Format::Json && !args.quiet {
+        eprint!("{facts}");
+    }
+
+    // Case names are unique within a backend, so a name decides whether a case runs.
     let names: HashSet<&str> = selected.iter().map(|e| e.case).collect();
     let total = selected.len();
     let done = Cell::new(0usize);
@@ -147,7 +185,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
             );
         }
     };
-    let mut outcomes = xbarrier_conformance::check(&|name| names.contains(name), &progress);
+    let mut outcomes = xbarrier_conformance::check_on(&backends, &|name| names.contains(name), &progress);
     if gpu_required() {
         require_gpus(&mut outcomes);
     }
@@ -160,7 +198,8 @@ pub fn run(args: &CheckArgs) -> ExitCode {
 
     let text = match args.format {
         Format::Table => {
-            let mut text = table(&outcomes, args.full);
+            let mut text = facts;
+            text.push_str(&table(&outcomes, args.full));
             text.push_str(&summary);
             text.push('\n');
             text
@@ -185,6 +224,13 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         ExitCode::SUCCESS
     };
     emit(&text, code)
+}
+
+/// What `xbar check` prints about device 0 of `kind` before the table, or why it does not open.
+fn device_facts(kind: BackendKind) -> Result<String, xbarrier::Error> {
+    let bundle = xbarrier_conformance::bundle()?;
+    let variants = bundle.variants(kind);
+    Ok(device::facts(kind, 0, &Image { bundle: &bundle, variants })?.render())
 }
 
 /// Whether a GPU backend without a device fails the run (`XBAR_REQUIRE_GPU=1`, as for the

@@ -10,6 +10,7 @@
 
 mod bench;
 mod check;
+mod device;
 mod info;
 mod lower;
 mod output;
@@ -50,17 +51,23 @@ enum Command {
     Info,
     /// Run the conformance and misuse suites and print a pass/fail table
     #[command(
-        long_about = "Run the conformance and misuse suites on every enabled backend.\n\n\
-            Each case prints a progress line to stderr as it finishes; then stdout gets a table \
+        long_about = "Run the conformance and misuse suites on every enabled backend, or on the one \
+            --backend names.\n\n\
+            Each case prints a progress line to stderr as it finishes; then stdout gets, for each GPU \
+            device that runs (and the CPU with --backend host), what a bug report needs: its name and \
+            target, the kernel image's code objects, the runtime's versions and the kernels' clock \
+            rate (AMD), the image variants and whether device code is checked; then a table \
             grouped by feature (backend, feature, case, result, seconds, detail), the full \
-            messages of failed cases, and a summary line `N passed, M failed, K ignored`. \
+            messages of failed cases, and a summary line `N passed, M failed, K ignored` \
+            (with --format json the device lines go to stderr). \
             A case is IGNORED when its backend has no device, or when it belongs to the misuse \
             suite and device code is unchecked (release builds without the `checked` feature).",
         after_help = "Exit status: 0 when every case that ran passed; 1 when a case failed; \
-            2 on a usage error, when no case matched, or when every matching case was ignored. \
+            2 on a usage error, when no case matched, when every matching case was ignored, or \
+            when the device of --backend does not open. \
             With XBAR_REQUIRE_GPU=1 a GPU backend without a device fails its cases instead of \
             ignoring them.\n\n\
-            Examples:\n  xbar check\n  xbar check --filter tx --suite conformance\n  \
+            Examples:\n  xbar check\n  xbar check --backend hip\n  xbar check --filter tx --suite conformance\n  \
             xbar check --suite misuse --format json\n  xbar check --list"
     )]
     Check(check::CheckArgs),

@@ -8,7 +8,7 @@ mod trials;
 
 pub use cases::{all_cases, Case, Suite};
 pub use harness::{Ctx, Pass};
-pub use trials::{check, trials, Outcome, Status};
+pub use trials::{check, check_on, trials, Outcome, Status};
 
 /// The conformance kernels (every backend this build enabled).
 pub fn bundle() -> xbarrier::Result<xbarrier::KernelBundle> {

@@ -118,6 +118,7 @@ impl Outcome {
 }
 
 struct Checker<'a> {
+    backends: &'a [BackendKind],
     filter: &'a dyn Fn(&str) -> bool,
     progress: &'a dyn Fn(&Outcome),
 }
@@ -125,6 +126,9 @@ struct Checker<'a> {
 impl BackendVisitor for Checker<'_> {
     type Output = Vec<Outcome>;
     fn visit<B: Backend>(&mut self) -> Vec<Outcome> {
+        if !self.backends.contains(&B::KIND) {
+            return Vec::new();
+        }
         variants::<B>().into_iter().flat_map(|variant| self.variant_outcomes::<B>(variant)).collect()
     }
 }
@@ -164,5 +168,10 @@ impl Checker<'_> {
 /// Runs every case whose name passes `filter` on every enabled backend, one after another,
 /// calling `progress` after each.
 pub fn check(filter: &dyn Fn(&str) -> bool, progress: &dyn Fn(&Outcome)) -> Vec<Outcome> {
-    visit_backends(&mut Checker { filter, progress }).into_iter().flatten().collect()
+    check_on(&xbarrier::enabled_backends(), filter, progress)
+}
+
+/// [`check`] on the enabled backends among `backends` only.
+pub fn check_on(backends: &[BackendKind], filter: &dyn Fn(&str) -> bool, progress: &dyn Fn(&Outcome)) -> Vec<Outcome> {
+    visit_backends(&mut Checker { backends, filter, progress }).into_iter().flatten().collect()
 }

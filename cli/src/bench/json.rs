@@ -46,20 +46,23 @@ fn row(row: &Row) -> String {
     )
 }
 
-/// One object: the device, the build, every row, the notes and the counts.
+/// One object: the device, the build, the device's facts, every row, the notes and the counts.
 pub fn render(report: &Report) -> String {
     let d = &report.device;
     let rows: Vec<String> = report.rows.iter().map(row).collect();
     let notes: Vec<String> = report.notes.iter().map(|n| json_string(n)).collect();
+    let facts: Vec<String> =
+        report.facts.iter().map(|(label, value)| format!("{}: {}", json_string(label), json_string(value))).collect();
     let count = |pred: fn(&Status) -> bool| report.rows.iter().filter(|r| pred(&r.status)).count();
     format!(
-        "{{\n  \"xbar\": {},\n  \"device\": {{\"backend\": {}, \"name\": {}, \"arch\": {}, \"multiprocessors\": {}}},\n  \"checked\": {},\n  \"rows\": [\n{}\n  ],\n  \"notes\": [{}],\n  \"summary\": {{\"measured\": {}, \"incorrect\": {}, \"failed\": {}, \"skipped\": {}, \"targets_passed\": {}, \"targets_missed\": {}}}\n}}\n",
+        "{{\n  \"xbar\": {},\n  \"device\": {{\"backend\": {}, \"name\": {}, \"arch\": {}, \"multiprocessors\": {}}},\n  \"checked\": {},\n  \"facts\": {{{}}},\n  \"rows\": [\n{}\n  ],\n  \"notes\": [{}],\n  \"summary\": {{\"measured\": {}, \"incorrect\": {}, \"failed\": {}, \"skipped\": {}, \"targets_passed\": {}, \"targets_missed\": {}}}\n}}\n",
         json_string(env!("CARGO_PKG_VERSION")),
         json_string(d.backend.name()),
         json_string(&d.name),
         json_string(&d.arch),
         d.multiprocessors,
         report.checked,
+        facts.join(", "),
         rows.join(",\n"),
         notes.join(", "),
         count(|s| matches!(s, Status::Measured { .. })),

@@ -16,6 +16,9 @@ fn cell(text: &str) -> String {
 pub fn render(report: &Report) -> String {
     let mut text = String::from("# xbar bench\n\n");
     let _ = writeln!(text, "- device: {}", device_line(report));
+    for (label, value) in &report.facts {
+        let _ = writeln!(text, "- {label}: {value}");
+    }
     let _ = writeln!(text, "- xbar {}", env!("CARGO_PKG_VERSION"));
     let _ = writeln!(
         text,

@@ -30,9 +30,15 @@ fn one_line(text: &str, width: usize) -> String {
     cut
 }
 
-/// The device line, the table (a blank line between benchmarks), notes, and the summary.
+/// The device line and its facts, the table (a blank line between benchmarks), notes, and
+/// the summary.
 pub fn render(report: &Report) -> String {
-    let mut text = format!("xbar bench: {}\n\n", device_line(report));
+    let mut text = format!("xbar bench: {}\n", device_line(report));
+    let width = report.facts.iter().map(|(label, _)| label.len()).max().unwrap_or(0) + 1;
+    for (label, value) in &report.facts {
+        let _ = writeln!(text, "  {:<width$} {value}", format!("{label}:"));
+    }
+    text.push('\n');
     let rows: Vec<[String; 11]> = report
         .rows
         .iter()

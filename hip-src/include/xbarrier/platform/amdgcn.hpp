@@ -14,13 +14,14 @@
 //   lowers per target (buffer_wbl2/buffer_inv on gfx9, buffer_gl*_inv on gfx11,
 //   global_wb/global_inv with scopes on gfx12).
 // - Back-off: s_sleep; clock: the constant-rate real-time counter (s_memrealtime /
-//   s_sendmsg_rtn), 100 MHz on the supported targets.
+//   s_sendmsg_rtn) at the rate the runtime reports for the device (amdgcn_clock.hpp).
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../abi.h"
 #include "../scope.hpp"
+#include "amdgcn_clock.hpp"
 #include "wide_copy.hpp"
 
 // The first fault of a launch; backend-hip reads it (hipModuleGetGlobal) after synchronize.
@@ -139,8 +140,11 @@ struct amdgcn_platform {
     }
   }
 
-  // The real-time counter ticks at 100 MHz on gfx9, gfx11 and gfx12.
-  static XB_INLINE uint64_t now_ns() { return __builtin_readsteadycounter() * 10; }
+  // The constant-rate counter in nanoseconds, at the rate the runtime reported for the device
+  // (amdgcn_clock.hpp: the rates, the default, the fixed-point arithmetic).
+  static XB_INLINE uint64_t now_ns() {
+    return clock_ticks_to_ns(__builtin_readsteadycounter(), xb_clock_ns_per_tick_q32);
+  }
   static XB_INLINE uint64_t wait_timeout_ns() { return XB_DEFAULT_WAIT_TIMEOUT_NS; }
 
   static XB_INLINE bool aborted() {
