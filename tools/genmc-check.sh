@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# tools/genmc-check.sh - model-checks the portable protocol (hip-src/include/xbarrier/
+# protocol.hpp) with GenMC 0.11: every check program of hip-src/tests/genmc under RC11 and
+# IMM (every execution of 2-3 threads over 1-3 phases; assertions, data races on the plain
+# data handed over, waits that can never end), then known-wrong versions of the protocol
+# and of the platform layer (mutants), each of which some check must reject. The mutants
+# patch a copy of the headers in a temporary directory, never the tracked files.
+#
+#   XBAR_GENMC=/path/to/genmc tools/genmc-check.sh [NAME...]   (else `genmc` on PATH)
+#
+# NAMEs, if given, restrict the run to the checks and mutants of those names.
+# One line per run: name, model, executions explored, seconds, result. Exit 0 when every
+# check passes and every mutant is killed, 1 otherwise, 2 when GenMC cannot run here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -n "${XBAR_GENMC:-}" ]; then
+  GENMC=$XBAR_GENMC
+  if [ ! -x "$GENMC" ]; then
+    echo "genmc-check: XBAR_GENMC=$GENMC is not an executable; fix: point it at the GenMC 0.11 wrapper script" >&2
+    exit 2
+  fi
+elif GENMC=$(command -v genmc); then
+  :
+else
+  echo "genmc-check: GenMC 0.11 not found: XBAR_GENMC is not set and there is no genmc on PATH." >&2
+  echo "  fix: set XBAR_GENMC to its wrapper script (which adds GenMC's headers), or put genmc on PATH" >&2
+  exit 2
+fi
+# GenMC runs Debian's clang-19 and links LLVM 19; say which package is missing.
+libs=$(ldconfig -p 2>/dev/null || true)
+missing=()
+[ -x /usr/bin/clang-19 ] || missing+=(clang-19)
+for pair in libLLVM.so.19.1:libllvm19 libz3.so.4:libz3-4 libffi.so.8:libffi8 libedit.so.2:libedit2; do
+  grep -qF "${pair%%:*}" <<<"$libs" || missing+=("${pair#*:}")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "genmc-check: GenMC needs ${missing[*]}; fix: apt-get install -y ${missing[*]}" >&2
+  exit 2
+fi
+
+SRC=hip-src/tests/genmc
+INC=hip-src/include
+LIMIT=120  # seconds per GenMC run; the largest check takes about 10
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+# Checks: name, program, extra compiler flags. Each runs under both models. .checked: the
+# checked build (XB_CHECKED=1: the misuse checks, which must not fire); .device: the wide
+# layout of device and system scope instead of block scope.
+CHECKS=(
+  "arrive_wait|arrive_wait|"
+  "arrive_and_wait|arrive_and_wait|"
+  "arrive_and_wait.checked|arrive_and_wait|-DXB_CHECKED=1"
+  "arrive_and_wait.device|arrive_and_wait|-DGM_PROTO=gm::device"
+  "completion|completion|"
+  "completion.device|completion|-DGM_PROTO=gm::device"
+  "early_arrival|early_arrival|"
+  "early_arrival.checked|early_arrival|-DXB_CHECKED=1"
+  "early_arrival.device|early_arrival|-DGM_PROTO=gm::device"
+  "early_completes|early_completes|"
+  "early_completes.checked|early_completes|-DXB_CHECKED=1"
+  "early_completes.device|early_completes|-DGM_PROTO=gm::device"
+  "drop|drop|"
+  "drop.checked|drop|-DXB_CHECKED=1"
+  "drop.device|drop|-DGM_PROTO=gm::device"
+  "tx|tx|"
+  "tx.checked|tx|-DXB_CHECKED=1"
+  "tx_step|tx_step|"
+  "tx_step.checked|tx_step|-DXB_CHECKED=1"
+  "tx_expect|tx_expect|"
+  "tx_expect.checked|tx_expect|-DXB_CHECKED=1"
+  "try_wait|try_wait|"
+  "try_wait.checked|try_wait|-DXB_CHECKED=1"
+  "try_wait.device|try_wait|-DGM_PROTO=gm::device"
+  "direct|direct|"
+)
+
+# genmc_run MODEL INCLUDE_DIR PROGRAM_DIR PROGRAM FLAGS: runs GenMC once and sets RESULT (ok,
+# error, tool), EXECS, SECS and DETAIL (the first error line).
+genmc_run() {
+  local model=$1 inc=$2 dir=$3 prog=$4 flags=$5 out rc tries=0 start end
+  local -a mflag=()
+  [ "$model" = imm ] && mflag=(--imm)
+  local -a extra=()
+  [ -n "$flags" ] && read -r -a extra <<<"$flags"
+  start=$(date +%s%N)
+  while :; do
+    rc=0
+    out=$(timeout "$LIMIT" "$GENMC" "${mflag[@]}" --disable-estimation --check-liveness -- -std=c++17 -O1 \
+      "${extra[@]}" -I "$inc" "$dir/$prog.cpp" 2>&1) || rc=$?
+    # The wrapper's own library probe fails now and then (a pipe closed early): retry.
+    if [ "$rc" -eq 3 ] && grep -q '^genmc: needs' <<<"$out" && [ $((tries += 1)) -lt 3 ]; then continue; fi
+    break
+  done
+  end=$(date +%s%N)
+  SECS=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+  EXECS=$(sed -n 's/^Number of complete executions explored: \([0-9]*\).*/\1/p' <<<"$out" | tail -1)
+  EXECS=${EXECS:-0}
+  DETAIL=""
+  if [ "$rc" -eq 0 ] && grep -q '^No errors were detected' <<<"$out"; then
+    RESULT=ok
+  elif [ "$rc" -eq 124 ]; then
+    RESULT=tool
+    DETAIL="no verdict within ${LIMIT}s"
+  elif grep -qE '^Error: |violation|race' <<<"$out" && ! grep -q 'error: ' <<<"$out"; then
+    RESULT=error
+    DETAIL=$(awk '/^(Assertion violation|Non-terminating|Error: )/ && !/^Error: Safety/ { print; exit }' <<<"$out")
+    DETAIL=${DETAIL:-$(grep -m1 '^Error: ' <<<"$out")}
+  else
+    RESULT=tool
+    DETAIL=$(grep -m1 -E 'error|Error' <<<"$out" || tail -1 <<<"$out")
+  fi
+}
+
+# selected NAME: true when no NAME was given on the command line, or NAME was.
+selected() {
+  [ ${#ONLY[@]} -eq 0 ] && return 0
+  local n
+  for n in "${ONLY[@]}"; do [ "$n" = "$1" ] && return 0; done
+  return 1
+}
+ONLY=("$@")
+
+failures=0
+checks_run=0
+t0=$(date +%s)
+echo "== checks (protocol.hpp as it is)"
+for entry in "${CHECKS[@]}"; do
+  IFS='|' read -r name prog flags <<<"$entry"
+  selected "$name" || continue
+  for model in rc11 imm; do
+    genmc_run "$model" "$INC" "$SRC" "$prog" "$flags"
+    checks_run=$((checks_run + 1))
+    if [ "$RESULT" = ok ] && [ "$EXECS" -gt 0 ]; then
+      status=OK
+    else
+      status="FAIL ($RESULT: ${DETAIL:-no complete execution})"
+      failures=$((failures + 1))
+    fi
+    printf '%-26s %-5s %8s execs %7ss  %s\n' "$name" "$model" "$EXECS" "$SECS" "$status"
+  done
+done
+
+# Mutants: name, the file it patches (under include/ or genmc/ of the copy), the checks
+# expected to kill it (tried in order under RC11 until one reports an error), and python
+# code that edits the file with sub(old, new) (old must occur exactly once).
+MUTANTS=(
+  # the platform drops the acquire fence after a successful poll
+  "poll-no-fence|genmc/platform.hpp|arrive_wait|
+sub('__atomic_thread_fence(__ATOMIC_ACQUIRE);\n    if (genmc_waits)', 'if (genmc_waits)')"
+  # the platform makes every fetch_add relaxed
+  "rmw-relaxed|genmc/platform.hpp|arrive_wait completion|
+sub('return __atomic_fetch_add(w, v, static_cast<int>(o));', 'return __atomic_fetch_add(w, v, __ATOMIC_RELAXED);')"
+  # acq_rel fetch_adds lose their acquire half (the claim no longer sees the arrivals)
+  "rmw-release-only|genmc/platform.hpp|completion|
+sub('return __atomic_fetch_add(w, v, static_cast<int>(o));', 'return __atomic_fetch_add(w, v, o == mem_order::acq_rel ? __ATOMIC_RELEASE : static_cast<int>(o));')"
+  # the platform makes every compare-and-swap relaxed
+  "cas-relaxed|genmc/platform.hpp|tx tx_expect|
+sub('desired, false, static_cast<int>(o),', 'desired, false, __ATOMIC_RELAXED,')"
+  # a phase counts as claimed with a negative tx-count
+  "claim-tx-le-0|include/xbarrier/protocol.hpp|tx_expect tx|
+sub('return all_arrived(s) && tx(s) == 0; }', 'return all_arrived(s) && tx(s) <= 0; }')"
+  # a phase counts as claimed with any tx-count
+  "claim-ignores-tx|include/xbarrier/protocol.hpp|tx tx_expect|
+sub('return all_arrived(s) && tx(s) == 0; }', 'return all_arrived(s); }')"
+  # the completion function runs after the publish
+  "publish-before-step|include/xbarrier/protocol.hpp|completion|
+sub('      completion();\n      const uint64_t delta = W::r_bit', '      const uint64_t delta = W::r_bit')
+sub('      P::notify(w);\n      if (XB_CHECKED && W::all_arrived(now)', '      completion();\n      P::notify(w);\n      if (XB_CHECKED && W::all_arrived(now)')"
+  # the publish does not flip R (the phase is never published)
+  "publish-no-flip|include/xbarrier/protocol.hpp|arrive_and_wait|
+sub('const uint64_t delta = W::r_bit - (uint64_t(W::expected(claimed_state)) << L::a_shift);', 'const uint64_t delta = 0 - (uint64_t(W::expected(claimed_state)) << L::a_shift);')"
+  # the publish is a relaxed RMW (waiters miss the step's writes)
+  "publish-relaxed|include/xbarrier/protocol.hpp|completion|
+sub('const uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::acq_rel);\n      const uint64_t now = old + delta;', 'const uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::relaxed);\n      const uint64_t now = old + delta;')"
+  # complete() does not complete a next phase its publish finds claimed
+  "publish-once|include/xbarrier/protocol.hpp|early_completes|
+sub('if (!W::claimed(now) || W::expected(claimed_state) == 0) return;', 'return;')"
+  # the publish takes E from the word now, not from the claimed state
+  "publish-fresh-expected|include/xbarrier/protocol.hpp|drop early_completes|
+sub('const uint64_t delta = W::r_bit - (uint64_t(W::expected(claimed_state)) << L::a_shift);', 'const uint64_t delta = W::r_bit - (uint64_t(W::expected(P::template load<ms>(w, mem_order::relaxed))) << L::a_shift);')"
+  # an early arrive() returns its token without waiting for the claim to go
+  "early-no-wait|include/xbarrier/protocol.hpp|early_arrival|
+sub('    if (s.early && !drop) wait_claim_published(w, s.r == 0, op);\n', '')"
+  # an early arrival waits for R to flip instead of the claim to go
+  "early-wait-for-flip|include/xbarrier/protocol.hpp|early_completes|
+sub('return !W::claimed(s) || (s & W::r_bit) != r; }', 'return (s & W::r_bit) != r; }')"
+  # an early arrive_and_wait waits on R without waiting for the claim to go
+  "early-wait-skipped-aw|include/xbarrier/protocol.hpp|early_completes|
+sub('    if (s.early) wait_claim_published(w, s.r == 0, XB_OP_ARRIVE);\n', '')"
+  # an early arrival gets the parity of the claimed phase
+  "early-old-parity|include/xbarrier/protocol.hpp|early_arrival|
+sub('return {(old & W::r_bit) ^ W::r_bit, false, true};', 'return {old & W::r_bit, false, true};')"
+  # arrive_and_drop also lowers the pending count of its own phase
+  "drop-counts-twice|include/xbarrier/protocol.hpp|drop|
+sub('const uint64_t delta = (uint64_t(update) << L::a_shift) - (drop ? 1 : 0);', 'const uint64_t delta = (uint64_t(update + drop) << L::a_shift) - (drop ? 1 : 0);')"
+  # tx operations change the tx-count of a claimed word
+  "tx-ignores-claim|include/xbarrier/protocol.hpp|tx_step|
+sub('        if (W::claimed(old)) {  // the previous', '        if (false) {  // the previous')"
+  # tx operations never run the completion step of a phase they claim
+  "tx-never-completes|include/xbarrier/protocol.hpp|tx_expect|
+sub('        if (W::claimed(now)) complete(w, now, completion);\n', '')"
+  # a successful try_wait skips after_poll
+  "try-wait-no-fence|include/xbarrier/protocol.hpp|try_wait|
+sub('    P::template after_poll<ms>();\n    return true;\n', '    return true;\n')"
+  # a successful try_wait_for skips after_poll
+  "try-wait-for-no-fence|include/xbarrier/protocol.hpp|try_wait|
+sub('        P::template after_poll<ms>();\n        return true;\n', '        return true;\n')"
+  # direct layout: the first arrival arms with E after its own drop
+  "direct-arm-after-drop|include/xbarrier/protocol.hpp|direct|
+sub('now = P::template fetch_add<ms>(w, armed(expected_of(old)), arm_order) + armed(expected_of(old));', 'now = P::template fetch_add<ms>(w, armed(expected_of(now)), arm_order) + armed(expected_of(now));')"
+  # direct layout: arrive_and_wait's arming RMW is relaxed
+  "direct-arm-relaxed|include/xbarrier/protocol.hpp|direct|
+sub('const mem_order arm_order = order == mem_order::release ? mem_order::relaxed : order;', 'const mem_order arm_order = mem_order::relaxed;')"
+)
+
+mutants_run=0
+echo "== mutants (each must be killed: some check reports an error)"
+for entry in "${MUTANTS[@]}"; do
+  head=${entry%%$'\n'*}
+  code=${entry#*$'\n'}
+  IFS='|' read -r name file killers _ <<<"$head"
+  selected "$name" || continue
+  mutants_run=$((mutants_run + 1))
+  rm -rf "$WORK/m" && mkdir -p "$WORK/m"
+  cp -r "$INC" "$WORK/m/include"
+  cp -r "$SRC" "$WORK/m/genmc"
+  if ! python3 - "$WORK/m/$file" "$code" <<'PY'
+import sys
+path, code = sys.argv[1], sys.argv[2]
+s = open(path).read()
+def sub(old, new):
+    global s
+    if s.count(old) != 1:
+        sys.exit("genmc-check: %d matches of %r" % (s.count(old), old))
+    s = s.replace(old, new)
+exec(code)
+open(path, "w").write(s)
+PY
+  then
+    printf '%-26s %-5s %8s       %7s   FAIL (the patch no longer applies to %s)\n' "$name" - - - "$file"
+    failures=$((failures + 1))
+    continue
+  fi
+  status=""
+  for check in $killers; do
+    genmc_run rc11 "$WORK/m/include" "$WORK/m/genmc" "$check" ""
+    if [ "$RESULT" = error ]; then
+      status="killed by $check: $DETAIL"
+      break
+    elif [ "$RESULT" = tool ]; then
+      status="FAIL (GenMC did not run $check: $DETAIL)"
+      break
+    fi
+  done
+  [ -n "$status" ] || status="FAIL (survived: $killers)"
+  case $status in killed*) ;; *) failures=$((failures + 1)) ;; esac
+  printf '%-26s %-5s %8s execs %7ss  %s\n' "$name" rc11 "$EXECS" "$SECS" "$status"
+done
+
+if [ ${#ONLY[@]} -gt 0 ] && [ $((checks_run + mutants_run)) -eq 0 ]; then
+  echo "genmc-check: no check or mutant is named ${ONLY[*]}" >&2
+  exit 2
+fi
+elapsed=$(($(date +%s) - t0))
+if [ "$failures" -eq 0 ]; then
+  echo "genmc-check: OK: $checks_run check runs passed, $mutants_run mutants killed (${elapsed}s)"
+else
+  echo "genmc-check: FAILED: $failures of $checks_run check runs and $mutants_run mutants went wrong (${elapsed}s)"
+  exit 1
+fi
