@@ -13,9 +13,12 @@
 //! One bundle holds an image per backend xbarrier's features enable: a shared object for
 //! the host (the `cc` crate's C++ compiler, `$CXX`), a CUDA fatbin (nvcc: sm_80, sm_90 and
 //! compute_90 PTX, or `XBAR_CUDA_GENCODE`; unchecked builds add a second, emulated fatbin),
-//! and a clang offload bundle for AMD GPUs (`$HIP_CLANG`, else clang-19; gfx90a, gfx942,
-//! gfx1100, gfx1200, plus gfx950 and gfx1250 with clang 22, or `XBAR_AMDGPU_TARGETS`). A
-//! missing compiler is a [`BuildError`] that says which one and how to install it.
+//! and a clang offload bundle for AMD GPUs (`$HIP_CLANG`, else clang-19). The bundle's AMD
+//! targets are gfx90a, gfx942, gfx1100 and gfx1200 (plus gfx950 and gfx1250 with clang 22)
+//! and the generic gfx10-3-generic, gfx11-generic and gfx12-generic, so that it loads on
+//! every CDNA2, CDNA3, RDNA2, RDNA3 and RDNA4 GPU; `XBAR_AMDGPU_TARGETS` or
+//! [`Kernels::amdgpu_targets`] choose others, any the compiler knows (see [`AmdgpuTarget`]).
+//! A missing compiler is a [`BuildError`] that says which one and how to install it.
 //!
 //! Outside a build script of a direct dependent of `xbarrier`, [`Kernels::build`] fails
 //! with an error saying so:
@@ -26,11 +29,18 @@
 //! ```
 #![warn(missing_docs)]
 
+mod amdgpu;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use xbarrier_api::{BackendKind, KernelBundle, Variant};
+
+pub use amdgpu::{
+    amdgpu_processors, check_amdgpu_targets, default_amdgpu_targets, parse_amdgpu_processors, AmdgpuTarget,
+    DEFAULT_CLANG_22, DEFAULT_GENERIC, DEFAULT_SPECIFIC,
+};
 
 /// Why kernels could not be built.
 #[derive(Debug)]
@@ -98,6 +108,7 @@ pub struct Kernels {
     includes: Vec<PathBuf>,
     defines: Vec<(String, Option<String>)>,
     checked: Option<bool>,
+    amdgpu_targets: Option<Vec<String>>,
 }
 
 impl Kernels {
@@ -110,6 +121,7 @@ impl Kernels {
             includes: Vec::new(),
             defines: Vec::new(),
             checked: None,
+            amdgpu_targets: None,
         }
     }
     /// Adds a source file.
@@ -135,6 +147,18 @@ impl Kernels {
     /// Overrides whether the device code is checked (default: as xbarrier was built).
     pub fn checked(mut self, checked: bool) -> Kernels {
         self.checked = Some(checked);
+        self
+    }
+    /// The AMDGPU targets to compile for, instead of the default list: target IDs such as
+    /// `gfx90a`, `gfx11-generic` or `gfx942:sramecc+:xnack-`, any the compiler knows
+    /// (checked when building; an unknown one is an error listing those it knows).
+    /// `XBAR_AMDGPU_TARGETS`, when set, overrides these too.
+    pub fn amdgpu_targets<I, S>(mut self, targets: I) -> Kernels
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.amdgpu_targets = Some(targets.into_iter().map(|t| t.as_ref().trim().to_owned()).collect());
         self
     }
 
@@ -262,7 +286,7 @@ impl Kernels {
     fn common_flags(&self, cmd: &mut Command, meta: &XbarrierMetadata, checked: bool) {
         cmd.arg(format!("-DXB_CHECKED={}", u8::from(checked))).arg("-I").arg(&meta.include);
         // Extra device-code defines for experiments, e.g. XBAR_DEVICE_DEFINES="XB_DEFAULT_WAIT_TIMEOUT_NS=2000000000".
-        println!("cargo:rerun-if-env-changed=XBAR_DEVICE_DEFINES");
+        rerun_if_env_changed("XBAR_DEVICE_DEFINES");
         if let Ok(extra) = std::env::var("XBAR_DEVICE_DEFINES") {
             cmd.args(extra.split(';').map(str::trim).filter(|d| !d.is_empty()).map(|d| format!("-D{d}")));
         }
@@ -332,11 +356,12 @@ impl Kernels {
         out_dir: &Path,
     ) -> Result<Vec<u8>, BuildError> {
         let clang = find_hip_clang()?;
+        let targets = self.amdgpu_target_list(&clang)?;
         let unity = self.unity_source(sources, out_dir, "hip", "hip")?;
         let output = out_dir.join(format!("{}.hipfb", self.name));
         let mut cmd = Command::new(&clang);
         cmd.args(["-x", "hip", "--cuda-device-only", "-nogpuinc", "-nogpulib", "-O3", "-std=c++17"])
-            .args(amdgpu_targets(&clang).iter().map(|t| format!("--offload-arch={t}")));
+            .args(targets.iter().flat_map(AmdgpuTarget::clang_args));
         self.compile(&mut cmd, meta, checked, [unity.as_path()], &output, "hip")
     }
 
@@ -378,28 +403,58 @@ impl Kernels {
         cmd.arg(format!("-DXB_EMULATED={}", u8::from(variant == Variant::Emulated)));
         self.compile(&mut cmd, meta, checked, [unity.as_path()], &output, "cuda")
     }
-}
 
-/// AMDGPU targets: `XBAR_AMDGPU_TARGETS` (semicolon-separated), else gfx90a, gfx942, gfx1100
-/// and gfx1200, plus gfx950 and gfx1250 when `clang` knows them (clang 22 and later).
-fn amdgpu_targets(clang: &Path) -> Vec<String> {
-    rerun_if_env_changed("XBAR_AMDGPU_TARGETS");
-    if let Ok(list) = std::env::var("XBAR_AMDGPU_TARGETS") {
-        if !list.trim().is_empty() {
-            return list.split(';').map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned).collect();
+    /// The AMDGPU targets: `XBAR_AMDGPU_TARGETS` (target IDs separated by semicolons), else
+    /// those given to [`amdgpu_targets`](Self::amdgpu_targets), else the default list
+    /// ([`default_amdgpu_targets`]); each checked against the processors `clang` lists.
+    fn amdgpu_target_list(&self, clang: &Path) -> Result<Vec<AmdgpuTarget>, BuildError> {
+        rerun_if_env_changed("XBAR_AMDGPU_TARGETS");
+        let from_env = std::env::var("XBAR_AMDGPU_TARGETS").ok().map(|list| amdgpu::split_target_list(&list));
+        let requested = match from_env.filter(|list| !list.is_empty()) {
+            Some(list) => Some((list, "XBAR_AMDGPU_TARGETS")),
+            None => self.amdgpu_targets.clone().map(|list| (list, "Kernels::amdgpu_targets")),
+        };
+        let processors = match amdgpu_processors(clang) {
+            Ok(processors) => Some(processors),
+            Err(e) => {
+                // Not fatal: clang itself still rejects a target it does not know.
+                warn(&format!("{e}\n  the AMDGPU targets are passed to clang unchecked"));
+                None
+            }
+        };
+        match (requested, processors) {
+            (Some((list, from)), processors) => check_amdgpu_targets(&list, processors.as_deref(), clang, from),
+            (None, processors) => {
+                // Without the compiler's list, assume it knows the default targets.
+                let assumed: Vec<String> = DEFAULT_SPECIFIC
+                    .iter()
+                    .chain(&DEFAULT_CLANG_22)
+                    .chain(&DEFAULT_GENERIC)
+                    .map(|s| (*s).to_owned())
+                    .collect();
+                let (targets, missing) =
+                    default_amdgpu_targets(processors.as_deref().unwrap_or(&assumed), clang_major(clang));
+                if !missing.is_empty() {
+                    warn(&format!(
+                        "{} does not know the default AMDGPU targets {}: the kernel bundle has no code object for the GPUs they cover (clang 19 knows the generic targets, clang 22 also gfx950 and gfx1250)",
+                        clang.display(),
+                        missing.join(", ")
+                    ));
+                }
+                Ok(targets)
+            }
         }
     }
-    let mut targets: Vec<String> = ["gfx90a", "gfx942", "gfx1100", "gfx1200"].map(str::to_owned).to_vec();
-    if clang_major(clang).is_some_and(|major| major >= 22) {
-        targets.extend(["gfx950", "gfx1250"].map(str::to_owned));
-    }
-    targets
 }
 
 /// The major version `clang --version` reports ("... clang version 22.1.8 ...").
 pub fn clang_major(clang: &Path) -> Option<u32> {
     let out = Command::new(clang).arg("--version").output().ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
+    parse_clang_major(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The major version in clang's version text (`Debian clang version 19.1.7 (3~deb12u1)` is 19).
+pub fn parse_clang_major(text: &str) -> Option<u32> {
     let version = text.split("clang version ").nth(1)?;
     version.split('.').next()?.trim().parse().ok()
 }
@@ -447,7 +502,7 @@ pub fn find_hip_clang() -> Result<PathBuf, BuildError> {
 
 /// `arch=...,code=...` pairs; `XBAR_CUDA_GENCODE` (semicolon-separated) overrides them.
 fn cuda_architectures() -> Vec<String> {
-    println!("cargo:rerun-if-env-changed=XBAR_CUDA_GENCODE");
+    rerun_if_env_changed("XBAR_CUDA_GENCODE");
     match std::env::var("XBAR_CUDA_GENCODE") {
         Ok(list) if !list.trim().is_empty() => list.split(';').map(|s| s.trim().to_owned()).collect(),
         _ => ["arch=compute_80,code=sm_80", "arch=compute_90,code=sm_90", "arch=compute_90,code=compute_90"]
@@ -456,11 +511,28 @@ fn cuda_architectures() -> Vec<String> {
     }
 }
 
+/// Whether this runs in a build script (cargo sets OUT_DIR and TARGET for those).
+fn in_build_script() -> bool {
+    std::env::var_os("OUT_DIR").is_some() && std::env::var_os("TARGET").is_some()
+}
+
 /// Tells cargo to rerun the build script when `var` changes; silent outside build scripts
 /// (tools such as `xbar lower` call the compiler lookups too).
 fn rerun_if_env_changed(var: &str) {
-    if std::env::var_os("OUT_DIR").is_some() && std::env::var_os("TARGET").is_some() {
+    if in_build_script() {
         println!("cargo:rerun-if-env-changed={var}");
+    }
+}
+
+/// A warning that does not stop the build: cargo shows it for a build script; other callers
+/// get it on stderr.
+fn warn(message: &str) {
+    for line in message.lines() {
+        if in_build_script() {
+            println!("cargo:warning=xbarrier-build: {line}");
+        } else {
+            eprintln!("warning: xbarrier-build: {line}");
+        }
     }
 }
 
@@ -550,5 +622,12 @@ mod tests {
         let missing = Kernels::new("k").dir(dir.join("absent")).sources().expect_err("no such directory");
         assert!(missing.to_string().contains("absent"), "{missing}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_clang_major_version_is_read_from_its_version_text() {
+        assert_eq!(parse_clang_major("Debian clang version 19.1.7 (3~deb12u1)\nTarget: x86_64-pc-linux-gnu"), Some(19));
+        assert_eq!(parse_clang_major("clang version 22.1.8\nTarget: x86_64-unknown-linux-musl"), Some(22));
+        assert_eq!(parse_clang_major("gcc (Debian 12.2.0-14) 12.2.0"), None);
     }
 }

@@ -48,6 +48,8 @@ struct Spec {
     zig_args: &'static [&'static str],
     /// A check run on a found tool: a note when it falls short.
     note: Option<fn(&Found) -> Option<String>>,
+    /// More to say about a found tool, given its version line (e.g. the AMD targets it knows).
+    detail: Option<fn(&Found, &str) -> Option<String>>,
     /// How to install it.
     hint: &'static str,
 }
@@ -68,6 +70,8 @@ pub struct Report {
     pub label: &'static str,
     /// Found: where, its version line, and a note; or not found: what was searched.
     pub result: Result<(Found, String, Option<String>), Vec<String>>,
+    /// More about the tool found (e.g. the AMD targets a clang knows).
+    pub detail: Option<String>,
     /// How to install it.
     pub hint: &'static str,
 }
@@ -83,6 +87,9 @@ impl Report {
                     command.push_str(&arg.to_string_lossy());
                 }
                 let mut text = format!("  {}: found at {command} ({version}) [via {}]\n", self.label, found.via);
+                if let Some(detail) = &self.detail {
+                    text.push_str(&format!("      {detail}\n"));
+                }
                 if let Some(note) = note {
                     text.push_str(&format!("      note: {note}\n"));
                 }
@@ -112,6 +119,7 @@ fn specs() -> Vec<Spec> {
             line: Line::First,
             zig_args: &[],
             note: None,
+            detail: None,
             hint: "needed by every build (the host backend's kernels): `bash tools/install-toolchains.sh` \
                    (or apt-get install g++), or set $CXX",
         },
@@ -129,6 +137,7 @@ fn specs() -> Vec<Spec> {
             line: Line::Last,
             zig_args: &[],
             note: None,
+            detail: None,
             hint: "needed by the `cuda` feature's kernel images: `bash tools/install-toolchains.sh cuda` \
                    (CUDA 13 from PyPI), then `source /opt/gpu-toolchains/env.sh`; or set $NVCC / $CUDA_PATH",
         },
@@ -145,6 +154,7 @@ fn specs() -> Vec<Spec> {
             line: Line::First,
             zig_args: &[],
             note: Some(amdgpu_note),
+            detail: Some(amdgpu_targets),
             hint: "needed by the `hip` feature's kernel images: `bash tools/install-toolchains.sh amd` \
                    (Debian's clang-19 and HIP headers), or set $HIP_CLANG",
         },
@@ -160,6 +170,7 @@ fn specs() -> Vec<Spec> {
             line: Line::First,
             zig_args: &[],
             note: None,
+            detail: None,
             hint: "optional (xbarrier compiles HIP with clang, see above); comes with ROCm \
                    (apt-get install hipcc), or set $HIPCC / $ROCM_PATH",
         },
@@ -176,6 +187,7 @@ fn specs() -> Vec<Spec> {
             line: Line::First,
             zig_args: &["clang"],
             note: None,
+            detail: Some(amdgpu_targets),
             hint: "optional (newest AMD targets, gfx950 / gfx1250): `bash tools/install-toolchains.sh zig` \
                    (the ziglang wheel; `zig clang` is clang 22), then `source /opt/gpu-toolchains/env.sh`; or set $ZIG",
         },
@@ -193,6 +205,7 @@ fn probe(spec: &Spec) -> Report {
         match locate(candidate, spec) {
             Ok(found) => {
                 let version = version(&found, spec.version_args, spec.line);
+                let detail = spec.detail.and_then(|describe| describe(&found, &version));
                 let note = spec.note.and_then(|check| check(&found)).or_else(|| {
                     matches!(candidate, Candidate::Installed(_)).then(|| {
                         format!(
@@ -201,12 +214,12 @@ fn probe(spec: &Spec) -> Report {
                         )
                     })
                 });
-                return Report { label: spec.label, result: Ok((found, version, note)), hint: spec.hint };
+                return Report { label: spec.label, result: Ok((found, version, note)), detail, hint: spec.hint };
             }
             Err(tried) => searched.push(tried),
         }
     }
-    Report { label: spec.label, result: Err(searched), hint: spec.hint }
+    Report { label: spec.label, result: Err(searched), detail: None, hint: spec.hint }
 }
 
 /// Finds the tool `candidate` names, or says what was tried.
@@ -338,6 +351,36 @@ fn amdgpu_note(found: &Found) -> Option<String> {
     } else {
         None
     }
+}
+
+/// The AMD targets a clang knows (one `-print-supported-cpus` run), and the default target
+/// list xbarrier's build helper picks with it; nothing when it lists none.
+fn amdgpu_targets(found: &Found, version: &str) -> Option<String> {
+    let output = Command::new(&found.path)
+        .args(&found.args)
+        .args(["--target=amdgcn-amd-amdhsa", "-nogpulib", "-print-supported-cpus"])
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    let text = format!("{}\n{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let processors = xbarrier_build::parse_amdgpu_processors(&text);
+    if processors.is_empty() {
+        return None;
+    }
+    let generic: Vec<&str> = processors.iter().map(String::as_str).filter(|p| p.ends_with("-generic")).collect();
+    let (defaults, missing) =
+        xbarrier_build::default_amdgpu_targets(&processors, xbarrier_build::parse_clang_major(version));
+    let defaults: Vec<String> = defaults.iter().map(ToString::to_string).collect();
+    let mut text = format!(
+        "AMD targets: {} processors, generic ones {}; as $HIP_CLANG it builds {}",
+        processors.len(),
+        if generic.is_empty() { "none".to_owned() } else { generic.join(", ") },
+        defaults.join(", ")
+    );
+    if !missing.is_empty() {
+        text.push_str(&format!(" (not {}: it does not know them)", missing.join(", ")));
+    }
+    Some(text)
 }
 
 /// The first executable called `name` in a directory of PATH.
