@@ -10,7 +10,8 @@ use xbarrier_lowering::{Lowering, Op, Target, Variant};
 /// Options of `xbar lower`.
 #[derive(Debug, Args)]
 pub struct LowerArgs {
-    /// The target: sm_90, sm_80, gfx90a, gfx942, gfx950, gfx1100, gfx1200 or gfx1250
+    /// The target: sm_90, sm_80, or any AMDGPU target ID the AMD compilers know (gfx90a,
+    /// gfx1101, gfx11-generic, gfx942:xnack-, ...)
     #[arg(long, default_value = "sm_90")]
     target: String,
     /// Operations to show, comma-separated (all when absent)
@@ -34,8 +35,8 @@ pub struct LowerArgs {
     list: bool,
 }
 
-fn names<T: Copy>(all: &[T], name: fn(T) -> &'static str) -> String {
-    all.iter().map(|&t| name(t)).collect::<Vec<_>>().join(", ")
+fn names<T: Copy, S: AsRef<str>>(all: &[T], name: impl Fn(T) -> S) -> String {
+    all.iter().map(|&t| name(t).as_ref().to_owned()).collect::<Vec<_>>().join(", ")
 }
 
 fn usage(message: String) -> ExitCode {
@@ -46,13 +47,20 @@ fn usage(message: String) -> ExitCode {
 /// Runs `xbar lower`.
 pub fn run(args: &LowerArgs) -> ExitCode {
     if args.list {
-        println!("targets: {}", names(&Target::ALL, Target::name));
+        println!(
+            "targets: {} (and any other AMDGPU target ID the AMD compilers know)",
+            names(&Target::ALL, |t| t.name().to_owned())
+        );
         println!("variants: {}", names(&Variant::ALL, Variant::name));
         println!("operations: {}", names(&Op::ALL, Op::name));
         return ExitCode::SUCCESS;
     }
     let Some(target) = Target::from_name(&args.target) else {
-        return usage(format!("unknown target `{}`; known: {}", args.target, names(&Target::ALL, Target::name)));
+        return usage(format!(
+            "unknown target `{}`; known: {}, or an AMDGPU target ID such as gfx1101 or gfx11-generic",
+            args.target,
+            names(&Target::ALL, |t| t.name().to_owned())
+        ));
     };
     let Some(variant) = Variant::from_name(&args.variant) else {
         return usage(format!("unknown variant `{}`; known: {}", args.variant, names(&Variant::ALL, Variant::name)));

@@ -134,7 +134,8 @@ fn lower_rejects_unknown_names() {
     for (args, what) in [
         (
             &["lower", "--target", "sm_99"][..],
-            "unknown target `sm_99`; known: sm_90, sm_80, gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1250",
+            "unknown target `sm_99`; known: sm_90, sm_80, gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1250, or an \
+             AMDGPU target ID",
         ),
         (&["lower", "--op", "arrive,teleport"][..], "unknown operation `teleport`"),
         (&["lower", "--variant", "fast"][..], "unknown variant `fast`; known: native, emulated"),
@@ -148,6 +149,28 @@ fn lower_rejects_unknown_names() {
     let output = xbar(&["lower", "--list"]);
     let (stdout, _) = text(&output);
     assert!(output.status.success() && stdout.contains("operations: init, arrive, wait"), "{stdout}");
+}
+
+/// Any AMDGPU target the AMD compilers know lowers (a generic one, one with a feature); one
+/// they do not know is an error naming what clang-19 knows. Without clang-19 (allowed unless
+/// XBAR_REQUIRE_TOOLCHAINS=1) the error says so.
+#[test]
+fn lower_takes_any_amd_target_the_compiler_knows() {
+    let required = std::env::var("XBAR_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1");
+    for target in ["gfx11-generic", "gfx1101", "gfx90a:xnack+"] {
+        let output = xbar(&["lower", "--target", target, "--op", "arrive_and_wait", "--fast-path"]);
+        let (stdout, stderr) = text(&output);
+        if !output.status.success() && !required && stderr.contains("clang") {
+            return; // no AMD compiler here
+        }
+        assert!(output.status.success(), "{target}: {stderr}");
+        assert!(stdout.contains(&format!("== arrive_and_wait on {target} native (unchecked)")), "{stdout}");
+        assert!(stdout.contains("ds_add_rtn_u64") && stdout.trim_end().ends_with("s_endpgm"), "{stdout}");
+    }
+    let output = xbar(&["lower", "--target", "gfx9999", "--op", "arrive"]);
+    let (_, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("`gfx9999` is not an AMDGPU processor") && stderr.contains("gfx1100"), "{stderr}");
 }
 
 /// With nvcc and cuobjdump, `arrive_tx` on sm_90 lists its mbarrier instruction; without them

@@ -3,21 +3,41 @@
 //! device-only with no ROCm headers or libraries, as the build helper will, to assembly; each
 //! kernel's instructions and its private-segment (scratch) size are read back from it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::{LowerError, Op, OpCode, Target, OPS_SOURCE};
 
 /// Compiles every operation for `target`; AMD targets have one variant (the protocol).
 pub(crate) fn compile(target: Target, checked: bool) -> Result<Vec<(Op, OpCode)>, LowerError> {
-    let clang =
-        if target.needs_clang_22() { xbarrier_build::find_hip_clang_22() } else { xbarrier_build::find_hip_clang() }
-            .map_err(|e| LowerError::new(e.to_string()))?;
+    let clang = compiler_for(target)?;
     let dir = std::env::temp_dir().join(format!("xbarrier-lower-{}-{target}-{}", std::process::id(), unique()));
     std::fs::create_dir_all(&dir).map_err(|e| LowerError::new(format!("creating {}: {e}", dir.display())))?;
     let result = compile_in(&dir, &clang, target, checked);
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// The compiler for `target`: see [`crate::Lowering::compile`].
+fn compiler_for(target: Target) -> Result<PathBuf, LowerError> {
+    let error = |e: xbarrier_build::BuildError| LowerError::new(e.to_string());
+    if target.needs_clang_22() {
+        return xbarrier_build::find_hip_clang_22().map_err(error);
+    }
+    let clang = xbarrier_build::find_hip_clang().map_err(error)?;
+    let Target::Amd(name) = target else { return Ok(clang) };
+    // Which compiler knows the processor (a compiler whose list cannot be read is tried as is).
+    let knows = |clang: &Path| -> Result<(), xbarrier_build::BuildError> {
+        let processors = xbarrier_build::amdgpu_processors(clang).ok();
+        xbarrier_build::check_amdgpu_targets(&[name.as_str()], processors.as_deref(), clang, "target").map(|_| ())
+    };
+    match knows(&clang) {
+        Ok(()) => Ok(clang),
+        Err(first) => match xbarrier_build::find_hip_clang_22() {
+            Ok(newer) if knows(&newer).is_ok() => Ok(newer),
+            _ => Err(error(first)),
+        },
+    }
 }
 
 fn unique() -> u32 {

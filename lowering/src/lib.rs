@@ -35,10 +35,37 @@ pub enum Target {
     Gfx1200,
     /// AMD gfx1250, wave32; needs clang 22.
     Gfx1250,
+    /// Any other AMDGPU target ID (`gfx1101`, `gfx11-generic`, `gfx90a:xnack+`): compiled by
+    /// the first AMD compiler that knows its processor (see [`Lowering::compile`]).
+    Amd(AmdTargetName),
+}
+
+/// The target ID of [`Target::Amd`], kept inline so that [`Target`] stays `Copy`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AmdTargetName {
+    bytes: [u8; AmdTargetName::CAPACITY],
+    len: u8,
+}
+
+impl AmdTargetName {
+    /// The longest target ID it holds (`gfx942:sramecc+:xnack-` has 22 bytes).
+    pub const CAPACITY: usize = 47;
+
+    /// The target ID as written.
+    pub fn as_str(&self) -> &str {
+        // Built from a &str in `Target::from_name`, cut at its end: valid UTF-8.
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or("")
+    }
+}
+
+impl fmt::Debug for AmdTargetName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
 }
 
 impl Target {
-    /// Every target, in the order tables list them.
+    /// The targets whose lowering the tests assert on, in the order tables list them.
     pub const ALL: [Target; 8] = [
         Target::Sm90,
         Target::Sm80,
@@ -50,8 +77,8 @@ impl Target {
         Target::Gfx1250,
     ];
 
-    /// The name used on the command line and in tables (`sm_90`, `gfx942`).
-    pub fn name(self) -> &'static str {
+    /// The name used on the command line and in tables (`sm_90`, `gfx942`, `gfx11-generic`).
+    pub fn name(&self) -> &str {
         match self {
             Target::Sm80 => "sm_80",
             Target::Sm90 => "sm_90",
@@ -61,22 +88,37 @@ impl Target {
             Target::Gfx1100 => "gfx1100",
             Target::Gfx1200 => "gfx1200",
             Target::Gfx1250 => "gfx1250",
+            Target::Amd(name) => name.as_str(),
         }
     }
 
     /// Whether this is an AMDGPU target (one image: the protocol; no emulated variant).
-    pub fn is_amd(self) -> bool {
+    pub fn is_amd(&self) -> bool {
         !matches!(self, Target::Sm80 | Target::Sm90)
     }
 
-    /// Whether compiling for it needs clang 22 (clang-19 rejects the target).
-    pub fn needs_clang_22(self) -> bool {
+    /// Whether compiling for it needs clang 22 (clang-19 rejects the target). For
+    /// [`Target::Amd`] the compilers are asked instead.
+    pub fn needs_clang_22(&self) -> bool {
         matches!(self, Target::Gfx950 | Target::Gfx1250)
     }
 
-    /// The target with that [`name`](Self::name), if any.
+    /// The target with that name: one of [`Target::ALL`], or any other well-formed AMDGPU
+    /// target ID (`gfx` and a processor, optional `:feature+`/`:feature-`) as
+    /// [`Target::Amd`]; whether a compiler knows it shows when compiling.
     pub fn from_name(name: &str) -> Option<Target> {
-        Self::ALL.into_iter().find(|t| t.name() == name)
+        if let Some(known) = Self::ALL.into_iter().find(|t| t.name() == name) {
+            return Some(known);
+        }
+        let id = xbarrier_build::AmdgpuTarget::parse(name).ok()?;
+        let canonical = id.to_string();
+        if !canonical.starts_with("gfx") || canonical.len() > AmdTargetName::CAPACITY {
+            return None;
+        }
+        let mut bytes = [0u8; AmdTargetName::CAPACITY];
+        bytes[..canonical.len()].copy_from_slice(canonical.as_bytes());
+        let len = u8::try_from(canonical.len()).ok()?;
+        Some(Target::Amd(AmdTargetName { bytes, len }))
     }
 }
 
@@ -155,7 +197,10 @@ pub struct Lowering {
 }
 
 impl Lowering {
-    /// Compiles every operation for `target` in `variant`.
+    /// Compiles every operation for `target` in `variant`. AMD targets use `$HIP_CLANG`
+    /// (else clang-19), or clang 22 where the target needs it; a [`Target::Amd`] the first
+    /// compiler does not know goes to clang 22, and one neither knows is an error naming
+    /// the processors the first one knows.
     pub fn compile(target: Target, variant: Variant, checked: bool) -> Result<Lowering, LowerError> {
         let ops =
             if target.is_amd() { amd::compile(target, checked)? } else { nvidia::compile(target, variant, checked)? };
