@@ -11,10 +11,16 @@ fn main() {
     println!("cargo:rerun-if-changed=hip-src/host");
     println!("cargo:rerun-if-env-changed=XBAR_CHECKED");
 
+    // The host backend runs on Linux x86-64 and AArch64 only (elsewhere it builds and reports
+    // Error::Unsupported), so only there are host kernels compiled.
+    let target = |key: &str| std::env::var(key).unwrap_or_default();
+    let host_runs = target("CARGO_CFG_TARGET_OS") == "linux"
+        && matches!(target("CARGO_CFG_TARGET_ARCH").as_str(), "x86_64" | "aarch64");
     let backends: Vec<&str> =
         [("host", "CARGO_FEATURE_HOST"), ("cuda", "CARGO_FEATURE_CUDA"), ("hip", "CARGO_FEATURE_HIP")]
             .into_iter()
             .filter(|(_, feature)| std::env::var_os(feature).is_some())
+            .filter(|(name, _)| *name != "host" || host_runs)
             .map(|(name, _)| name)
             .collect();
     // Checked device code: the `checked` feature, XBAR_CHECKED=1, or any debug build.
@@ -27,6 +33,6 @@ fn main() {
     println!("cargo:host_runtime={}", runtime.display());
     println!("cargo:backends={}", backends.join(","));
     println!("cargo:checked={}", u8::from(checked));
-    println!("cargo:rustc-env=XBARRIER_CHECKED={}", u8::from(checked));
-    println!("cargo:rustc-env=XBARRIER_BACKENDS={}", backends.join(","));
+    println!("cargo:rustc-env=XBAR_BUILD_CHECKED={}", u8::from(checked));
+    println!("cargo:rustc-env=XBAR_BUILD_BACKENDS={}", backends.join(","));
 }

@@ -7,7 +7,7 @@
 //!
 //! | feature | backend | devices |
 //! | --- | --- | --- |
-//! | `host` (default) | [`Host`] | CPU threads |
+//! | `host` (default) | [`Host`] | CPU threads (Linux on x86-64 and AArch64; elsewhere it builds and reports [`Error::Unsupported`]) |
 //! | `cuda` | `Cuda` | NVIDIA GPUs |
 //! | `hip` | `Hip` | AMD GPUs |
 //!
@@ -17,7 +17,7 @@
 //! ```no_run
 //! use xbarrier::{Device, DefaultBackend, LaunchConfig};
 //! # fn main() -> xbarrier::Result<()> {
-//! # let bundle = xbarrier::KernelBundle::parse("none", b"XBK1\0\0\0\0")?;
+//! # let bundle = xbarrier::KernelBundle::parse("none", b"XBK2\0\0\0\0\0\0\0\0")?;
 //! // let bundle = xbarrier::kernel_bundle!("my_kernels")?;
 //! let device = Device::<DefaultBackend>::open(0)?;
 //! let module = device.load(&bundle)?;
@@ -63,9 +63,10 @@
 //!
 //! ## Barrier misuse is an error (checked builds)
 //!
-//! Debug builds and the `checked` feature ([`CHECKED`]) report what CUDA leaves undefined as
-//! [`Error::Fault`]. `xbm_over_arrival(fb, ft)` makes thread `ft` of block `fb` arrive 3 times
-//! on a barrier that expects 1:
+//! Debug builds and the `checked` feature ([`CHECKED`]) compile kernels that report what CUDA
+//! leaves undefined as [`Error::Fault`]; a loaded module says whether its code is checked
+//! ([`Module::checked`], recorded in the bundle). `xbm_over_arrival(fb, ft)` makes thread
+//! `ft` of block `fb` arrive 3 times on a barrier that expects 1:
 //!
 //! ```
 //! use xbarrier::{BarrierOp, Device, Error, FaultKind, Host, LaunchConfig};
@@ -74,7 +75,7 @@
 //! let module = device.load(&xbarrier_conformance::bundle()?)?;
 //! let kernel = module.kernel("xbm_over_arrival")?;
 //! let stream = device.stream()?;
-//! if xbarrier::CHECKED {
+//! if module.checked() {
 //!     // SAFETY: xbm_over_arrival(unsigned fb, unsigned ft).
 //!     let result = unsafe { stream.launch(&kernel, &LaunchConfig::new(2, 4), &[1u32.into(), 2u32.into()]) }
 //!         .and_then(|()| stream.synchronize());
@@ -112,8 +113,10 @@ pub type DefaultBackend = Hip;
 #[cfg(all(feature = "host", not(feature = "cuda"), not(feature = "hip")))]
 pub type DefaultBackend = Host;
 
-/// Whether this build's device code is checked (misuse and deadlocks reported as faults).
-pub const CHECKED: bool = matches!(env!("XBARRIER_CHECKED").as_bytes(), b"1");
+/// Whether the build helper compiles kernels checked in this build (misuse and deadlocks
+/// reported as faults): debug builds, the `checked` feature, or `XBAR_CHECKED=1`. Whether a
+/// loaded module's code is checked is [`Module::checked`], which its bundle records.
+pub const CHECKED: bool = matches!(env!("XBAR_BUILD_CHECKED").as_bytes(), b"1");
 
 /// Does something generic for each enabled backend (see [`visit_backends`]).
 pub trait BackendVisitor {
@@ -123,8 +126,10 @@ pub trait BackendVisitor {
     fn visit<B: Backend>(&mut self) -> Self::Output;
 }
 
-/// Calls `visitor` once for every backend enabled by this build's features: code generic
-/// over [`Backend`] runs on each (the conformance suite and `xbar` work this way).
+/// Calls `visitor` once for every backend enabled by this build's features
+/// ([`enabled_backends`]): code generic over [`Backend`] runs on each (the conformance suite
+/// and `xbar` work this way). The host backend counts only where it runs (Linux on x86-64
+/// and AArch64).
 ///
 /// ```
 /// use xbarrier::{visit_backends, Backend, BackendVisitor, Device};
@@ -147,7 +152,9 @@ pub fn visit_backends<V: BackendVisitor>(visitor: &mut V) -> Vec<V::Output> {
     #[allow(unused_mut)]
     let mut out = Vec::new();
     #[cfg(feature = "host")]
-    out.push(visitor.visit::<Host>());
+    if xbarrier_backend_host::SUPPORTED {
+        out.push(visitor.visit::<Host>());
+    }
     #[cfg(feature = "cuda")]
     out.push(visitor.visit::<Cuda>());
     #[cfg(feature = "hip")]
@@ -156,14 +163,15 @@ pub fn visit_backends<V: BackendVisitor>(visitor: &mut V) -> Vec<V::Output> {
     out
 }
 
-/// The backends enabled by this build's features.
+/// The backends enabled by this build's features; `host` only where it runs (Linux on
+/// x86-64 and AArch64), which is also the list the build helper compiles kernels for.
 ///
 /// ```
 /// # #[cfg(feature = "host")]
 /// assert!(xbarrier::enabled_backends().contains(&xbarrier::BackendKind::Host));
 /// ```
 pub fn enabled_backends() -> Vec<BackendKind> {
-    env!("XBARRIER_BACKENDS").split(',').filter_map(BackendKind::from_name).collect()
+    env!("XBAR_BUILD_BACKENDS").split(',').filter_map(BackendKind::from_name).collect()
 }
 
 /// Loads the kernel bundle `name` that the crate's build script made with `xbarrier-build`.

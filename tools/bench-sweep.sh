@@ -2,7 +2,7 @@
 # tools/bench-sweep.sh - pipeline shapes for the reduction and copy benchmarks, on the GPU
 # machine: prints one line per shape with the xb and baseline GB/s (choosing the defaults).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 XBAR=${XBAR:-.device-bin/xbar}
 # SHAPES: stages,KiB-per-stage,blocks-per-SM,consumer-warps tuples, space-separated.
 for shape in ${SHAPES:-6,16,2,4 4,32,2,4 8,16,2,4 8,32,1,4 4,32,3,4 8,16,3,4 6,16,2,8 4,48,2,4}; do

@@ -1,27 +1,28 @@
 #!/usr/bin/env bash
 # tools/build-mutants.sh - builds release conformance binaries from known-wrong versions of
-# the native completion engine (completion_engine.hpp) into .device-bin/mutant-*, to show
+# the native completion engine (engine_sm90_completion.hpp) into .device-bin/mutant-*, to show
 # on the H200 that the conformance cases catch them (tools/device-run.sh runs them and
 # expects failures). The header is patched in place and restored on exit.
 #   token-ahead-of-publish       an arrival counted during step k-1 (in phase k) returns
 #                                without waiting for that step's publish, so a wait on its
 #                                token's parity on P returns before step k
 #   drop-without-lock            a drop lowers E without taking the control word, and the
-#                                completer reads E afresh: the old two-mbarrier design
+#                                completer reads E afresh
 #   elect-across-barriers        one lane looks for the step for all the lanes of its warp
 #                                that arrived together, whichever barrier each arrived on
 #   skip-wait-unpublished        a lane that saw its phase end returns without waiting on P
 #                                even when its warp's look ran no step (another warp holds it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. /opt/gpu-toolchains/env.sh
-HEADER=hip-src/include/xbarrier/completion_engine.hpp
+# shellcheck disable=SC1091  # the toolchains' environment (tools/install-toolchains.sh)
+if [ -f /opt/gpu-toolchains/env.sh ]; then . /opt/gpu-toolchains/env.sh; fi
+HEADER=hip-src/include/xbarrier/engine_sm90_completion.hpp
 BIN=.device-bin
 mkdir -p "$BIN"
-cp "$HEADER" /tmp/completion_engine.hpp.orig
-trap 'cp /tmp/completion_engine.hpp.orig "$HEADER"' EXIT
+cp "$HEADER" /tmp/engine_sm90_completion.hpp.orig
+trap 'cp /tmp/engine_sm90_completion.hpp.orig "$HEADER"' EXIT
 mutate() {  # name, python code that edits `s`
-  cp /tmp/completion_engine.hpp.orig "$HEADER"
+  cp /tmp/engine_sm90_completion.hpp.orig "$HEADER"
   python3 - "$HEADER" "$2" <<'PY'
 import sys
 path, code = sys.argv[1], sys.argv[2]
@@ -32,7 +33,12 @@ assert s != before, "the mutation did not apply"
 open(path, "w").write(s)
 PY
   cargo build --release --tests --features cuda --test conformance --target-dir target/mutant 2>&1 | tail -1
-  cp "$(ls -t target/mutant/release/deps/conformance-* | grep -v '\.d$' | head -1)" "$BIN/mutant-$1"
+  local newest="" file
+  for file in target/mutant/release/deps/conformance-*; do
+    if [ ! -x "$file" ] || [ "${file%.d}" != "$file" ]; then continue; fi
+    if [ -z "$newest" ] || [ "$file" -nt "$newest" ]; then newest=$file; fi
+  done
+  cp "$newest" "$BIN/mutant-$1"
   strip --strip-debug "$BIN/mutant-$1"
 }
 mutate token-ahead-of-publish '

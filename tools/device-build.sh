@@ -1,12 +1,25 @@
 #!/usr/bin/env bash
-# tools/device-build.sh - builds the test binaries for the GPU machine into .device-bin/
-# (git-ignored through .git/info/exclude; pass it in the device tool's `carry`).
+# tools/device-build.sh - builds the test binaries for a GPU machine into .device-bin/ (the
+# machine that runs them needs the NVIDIA driver, not Rust): the conformance and misuse
+# suites (checked and release), the CUDA backend's GPU tests, `xbar` (with the benchmark
+# kernels built in) and, where nvcc is found, the two probes of bench/cpp/. Then copy the
+# repository with .device-bin/ to the GPU machine and run tools/device-run.sh there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. /opt/gpu-toolchains/env.sh
+# shellcheck disable=SC1091  # the toolchains' environment (tools/install-toolchains.sh)
+if [ -f /opt/gpu-toolchains/env.sh ]; then . /opt/gpu-toolchains/env.sh; fi
 BIN=.device-bin
 rm -rf "$BIN" && mkdir -p "$BIN"
-newest() { ls -t target/"$1"/deps/"$2"-* | grep -v '\.d$' | head -1; }
+# The newest test binary of that name (cargo names them <name>-<hash>, beside <name>-<hash>.d).
+newest() {
+  local newest="" file
+  for file in target/"$1"/deps/"$2"-*; do
+    if [ ! -x "$file" ] || [ "${file%.d}" != "$file" ]; then continue; fi
+    if [ -z "$newest" ] || [ "$file" -nt "$newest" ]; then newest=$file; fi
+  done
+  [ -n "$newest" ] || { echo "no $2 test binary under target/$1/deps" >&2; return 1; }
+  printf '%s\n' "$newest"
+}
 cargo build --tests --features cuda --test conformance --test misuse
 cp "$(newest debug conformance)" "$BIN/conformance-checked"
 cp "$(newest debug misuse)" "$BIN/misuse-checked"
@@ -15,6 +28,14 @@ cp "$(newest release conformance)" "$BIN/conformance-release"
 cargo build --tests -p xbarrier-backend-cuda --test gpu
 cp "$(newest debug gpu)" "$BIN/backend-cuda-gpu"
 # xbar carries `info` and `bench` (the benchmark kernels are embedded in it).
-cargo build --release -p xbar --features cuda && cp target/release/xbar "$BIN/xbar" || echo "xbar not built"
-strip --strip-debug "$BIN"/*   # the carry limit is 64 MiB
+if cargo build --release -p xbar --features cuda; then cp target/release/xbar "$BIN/xbar"; else echo "xbar not built"; fi
+# The probes behind docs/performance.md (standalone CUDA programs).
+if command -v nvcc > /dev/null; then
+  for probe in bulk_copy_ceiling round_trip_forms; do
+    nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -I hip-src/include -o "$BIN/$probe" "bench/cpp/$probe.cu"
+  done
+else
+  echo "nvcc not found: the probes of bench/cpp are not built"
+fi
+strip --strip-debug "$BIN"/*   # keeps the copy small (the device tool's limit is 64 MiB)
 ls -la "$BIN"

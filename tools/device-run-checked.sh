@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# tools/device-run-checked.sh - checked CUDA builds on the GPU machine: the conformance and
+# tools/device-run-checked.sh - checked CUDA builds on a GPU machine: the conformance and
 # misuse suites, then every conformance case under compute-sanitizer racecheck (one process
 # per case, PARALLEL at a time, each case PASSES times) and the suite under synccheck, with
 # the repetitions divided by CHECKED_REPS_DIVISOR (conformance/src/harness.rs). Build with
-# tools/device-build.sh; on the device: bash tools/device-run-checked.sh (logs under $OUT,
-# a table printed last; the exit status is 1 when a racecheck case run failed or is missing).
-# CHECKED_SUITES=0 skips the plain suites (tools/device-run.sh runs them itself). With
-# .device-bin/checked_copy_tx (nvcc, see bench/experiments/checked_copy_tx.cu) it also runs
-# that probe, plain and under racecheck.
+# tools/device-build.sh; on the GPU machine, from the repository root:
+#   bash tools/device-run-checked.sh
+# Results (checked-progress.txt, checked-logs.tar.gz) go to $OUT, or /tmp/xbar-out when OUT
+# is unset; a table is printed last, and the exit status is 1 when a racecheck case run
+# failed or is missing. CHECKED_SUITES=0 skips the plain suites (tools/device-run.sh runs
+# them itself).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BIN=.device-bin
 RESULTS="${OUT:-/tmp/xbar-out}"
 LOGS=/tmp/xbar-checked-logs
@@ -17,7 +18,7 @@ rm -rf "$LOGS" && mkdir -p "$LOGS" "$RESULTS"
 ROWS="$RESULTS/checked-progress.txt"
 : > "$ROWS"  # this run's rows only: the summary counts them
 export XBAR_REQUIRE_GPU=1
-summary() { grep -E "test result:|SUMMARY|^probe " "$1" | sed 's/^=* *//' | tr '\n' ' ' | cut -c1-150; }
+summary() { grep -E "test result:|SUMMARY" "$1" | sed 's/^=* *//' | tr '\n' ' ' | cut -c1-150; }
 step() {  # name, limit, command...
   local name=$1 limit=$2; shift 2
   local start=$SECONDS
@@ -28,12 +29,6 @@ step() {  # name, limit, command...
 if [ "${CHECKED_SUITES:-1}" != 0 ]; then
   step conformance-checked 120 "$BIN/conformance-checked" --test-threads 1
   step misuse-checked 60 "$BIN/misuse-checked" --test-threads 1 "[cuda]"
-fi
-if [ -x "$BIN/checked_copy_tx" ]; then
-  step probe-completion 60 "$BIN/checked_copy_tx" completion 3
-  step probe-completion-racecheck 120 compute-sanitizer --tool racecheck "$BIN/checked_copy_tx" completion 3
-  step probe-copy-racecheck 120 compute-sanitizer --tool racecheck "$BIN/checked_copy_tx" copy 1
-  grep -E "^launch|threads of" "$LOGS"/probe-*.log | cut -c1-300 | head -20
 fi
 # One racecheck process per case: a case that runs past its limit costs only itself.
 # PASSES=N runs every case N times (rows and logs named "case #pass" from the second on).
@@ -47,6 +42,7 @@ export -f racecheck_case step summary
 export BIN LOGS RESULTS ROWS
 "$BIN/conformance-checked" --list 2>/dev/null | sed -n "s/^\\[cuda\\] \\([A-Za-z0-9_]*\\)[ :].*/\\1/p" > "$LOGS/cases.txt"
 for pass in $(seq "${PASSES:-1}"); do sed "s/\$/ $pass/" "$LOGS/cases.txt"; done > "$LOGS/runs.txt"
+# shellcheck disable=SC2016  # expanded by the child bash, from xargs' arguments
 xargs -P "${PARALLEL:-3}" -L1 bash -c 'racecheck_case "$0" "$1"' < "$LOGS/runs.txt"
 XBAR_REPS_DIVISOR=${CHECKED_REPS_DIVISOR:-100} step synccheck-checked 150 \
   compute-sanitizer --tool synccheck --error-exitcode 9 "$BIN/conformance-checked" --test-threads 1 "[cuda]"

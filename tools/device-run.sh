@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# tools/device-run.sh - runs prebuilt test binaries on the GPU machine (no Rust there).
-# Build them here with tools/device-build.sh, which fills .device-bin/; then, on the device:
-#   bash tools/device-run.sh            (logs under $OUT, a short table printed last)
+# tools/device-run.sh - runs prebuilt test binaries on a GPU machine (no Rust needed there).
+# Build them on a machine with Rust and the toolchains with tools/device-build.sh, which
+# fills .device-bin/; copy the repository with .device-bin/ to the GPU machine; there, from
+# the repository root:
+#   bash tools/device-run.sh
+# Results (progress.txt, bench.md, bench.json, bench.svg, logs.tar.gz, checked-progress.txt,
+# checked-logs.tar.gz) go to $OUT, or /tmp/xbar-out when OUT is unset; nothing is written
+# into the repository. A short table is printed last.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BIN=.device-bin
-RESULTS="${OUT:-/tmp/xbar-out}"   # what comes back: logs.tar.gz, bench.md, bench.json, bench.svg
-OUT=/tmp/xbar-logs                 # one log per step, packed into $RESULTS at the end
+RESULTS="${OUT:-/tmp/xbar-out}"   # the results (see above)
+OUT=/tmp/xbar-logs                 # one log per step, packed into $RESULTS/logs.tar.gz at the end
 mkdir -p "$OUT" "$RESULTS"
 export XBAR_REQUIRE_GPU=1
 declare -a rows
@@ -16,7 +21,7 @@ run() {  # name, command...
   timeout "${LIMIT:-150}" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
   local summary
-  summary=$(grep -E "test result:|passed, .* failed|protocol_stress: OK|measured, .* wrong" "$OUT/$name.log" | tail -1)
+  summary=$(grep -E "test result:|passed, .* failed|protocol_stress: OK|measured, .* wrong|^wrong copies|^guesses that missed" "$OUT/$name.log" | tail -1)
   rows+=("$(printf '%-28s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - start))" "$summary")")
   # As each step ends, so that a run cut short still brings back how far it got.
   printf '%s\n' "${rows[-1]}" | tee -a "$RESULTS/progress.txt"
@@ -28,13 +33,20 @@ run conformance-checked "$BIN/conformance-checked" --test-threads 1
 run misuse-checked "$BIN/misuse-checked" --test-threads 1 "[cuda]"
 # "[cuda" selects both variants: "[cuda]" (native) and "[cuda-emulated]".
 LIMIT=90 run conformance-release "$BIN/conformance-release" --test-threads 1 "[cuda"
-# The benchmarks (table in bench.log; markdown, JSON and an SVG plot beside it), before the long sanitizer runs.
 # Known-wrong completion engines (tools/build-mutants.sh): the completion cases must fail.
 for mutant in "$BIN"/mutant-*; do
   [ -x "$mutant" ] || continue
   LIMIT=30 run "$(basename "$mutant")" "$mutant" --test-threads 1 "[cuda] completion_"
 done
+# The benchmarks (table in bench.log; markdown, JSON and an SVG plot beside it), before the
+# long sanitizer runs; then the two probes behind docs/performance.md (bench/cpp/*.cu, built
+# by device-build.sh where nvcc is found; PROBES=0 skips them).
 [ -x "$BIN/xbar" ] && LIMIT=120 run bench "$BIN/xbar" bench --out "$RESULTS/bench.md" --json "$RESULTS/bench.json" --plot "$RESULTS/bench.svg"
+if [ "${PROBES:-1}" != 0 ]; then
+  for probe in bulk_copy_ceiling round_trip_forms; do
+    [ -x "$BIN/$probe" ] && LIMIT=120 run "probe-$probe" "$BIN/$probe"
+  done
+fi
 # SANITIZER_REPS_DIVISOR=N runs the sanitizers' conformance with the cases' repetitions
 # divided by N (XBAR_REPS_DIVISOR, conformance/src/harness.rs): every case, fewer rounds.
 # Sanitizers per variant: SANITIZERS lists tool:variant pairs (racecheck models hardware
@@ -42,8 +54,7 @@ done
 # racecheck skips the 10^5-stage ring, which at full counts takes longer than the limit
 # under racecheck, and the completion-function cases: it reports the hand-over between
 # completion steps run by different threads (claimed with a CAS, ordered through an
-# mbarrier arrival and a test_wait) as races, and runs past the limit
-# (bench/results/2026-11-30-session4-h200.md).
+# mbarrier arrival and a test_wait) as races, and runs past the limit.
 # synccheck skips the completion-function cases on the native variant: it requires every
 # thread that arrives on an mbarrier to wait on that mbarrier before arriving again, and
 # reports "Barrier error detected. Missing wait." (aborting the launch) otherwise; the
@@ -60,10 +71,10 @@ for pair in ${SANITIZERS:-memcheck:cuda racecheck:cuda synccheck:cuda memcheck:c
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/conformance-release" --test-threads 1 "[$target]" "${skip[@]}"
 done
 # Checked device code (the protocol on every block barrier, with shadow mbarriers that
-# carry its synchronization: checked_engine.hpp) under racecheck, one process per case, and
-# synccheck, with the repetitions divided by CHECKED_REPS_DIVISOR (default 100; racecheck
-# took minutes per case at full counts: bench/results/2026-11-30-session7-h200.md); its rows
-# go to checked-progress.txt. CHECKED_SANITIZERS=0 skips it.
+# carry its synchronization: engine_sm90_checked.hpp) under racecheck, one process per case, and
+# synccheck, with the repetitions divided by CHECKED_REPS_DIVISOR (default 100; at full
+# counts racecheck takes minutes per case); its rows go to checked-progress.txt.
+# CHECKED_SANITIZERS=0 skips it.
 [ "${CHECKED_SANITIZERS:-1}" != 0 ] && CHECKED_SUITES=0 OUT="$RESULTS" bash tools/device-run-checked.sh
 cat "$OUT/gpu.txt"
 [ -f "$RESULTS/bench.md" ] && cat "$RESULTS/bench.md"

@@ -43,7 +43,10 @@ SRC=hip-src/tests/genmc
 INC=hip-src/include
 LIMIT=120  # seconds per GenMC run; the largest check takes about 10
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+# GenMC leaves the module it compiled in /tmp (__genmc.ll.*, whatever TMPDIR says): remove
+# those this run made.
+touch "$WORK/.start"
+trap 'find /tmp -maxdepth 1 -name "__genmc.ll.*" -newer "$WORK/.start" -delete 2>/dev/null; rm -rf "$WORK"' EXIT
 
 # Checks: name, program, extra compiler flags. Each runs under both models. .checked: the
 # checked build (XB_CHECKED=1: the misuse checks, which must not fire); .device: the wide

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # tools/install-toolchains.sh - what xbarrier needs on a bare Debian/Ubuntu machine without a GPU.
-# (Adapted from the team's toolchain report, shared/research/TOOLCHAINS.md.)
 #
 #   host : a C++17 compiler and the ThreadSanitizer runtime (g++, libtsan2): the CPU backend
 #          and the protocol's TSAN stress test. Always installed.

@@ -36,7 +36,7 @@ cargo test --workspace
 step "kernel images of every backend (CUDA fatbins, AMDGPU offload bundle)"
 cargo test -p xbarrier-conformance --features cuda,hip --test images
 
-step "the checked engine's shadow logic on the host's mbarrier model (checked_engine.hpp, platform/mbarrier_model.hpp)"
+step "the checked engine's shadow logic on the host's mbarrier model (engine_sm90_checked.hpp, platform/host_mbarrier_model.hpp)"
 XBAR_DEVICE_DEFINES="XB_SHADOW_MODEL=1" cargo test --test conformance --test misuse
 stress=$(mktemp -d)
 "${CXX:-g++}" -std=c++17 -O1 -g -fsanitize=thread -pthread -DXB_CHECKED=1 -DXB_SHADOW_MODEL=1 -I hip-src/include \

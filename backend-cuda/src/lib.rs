@@ -15,15 +15,14 @@
 //! # Barrier faults
 //! If a loaded module defines the global `xb_fault_record xb_fault_record_slot` (see
 //! `xbarrier/abi.h`; the CUDA platform layer writes the first fault of a launch there),
-//! [`Backend::synchronize`] reads it after the stream has drained. A nonzero `kind` is
-//! returned as [`Error::Fault`], naming the kernel last launched from that module on the
-//! stream, and the record is cleared for the next launch. Modules without the global are
-//! not checked.
+//! [`Backend::take_fault`] reads and clears it; `Stream::synchronize` calls it once the
+//! stream has drained and returns a nonzero `kind` as [`Error::Fault`], naming the kernel
+//! last launched from that module on the stream. Modules without the global report none.
 //!
 //! # Time limits
-//! The driver cannot abort a running kernel. A launch with a [`LaunchConfig::timeout`] is
-//! bracketed by two events; when the kernel took longer, the following
-//! [`Backend::synchronize`] reports [`Error::LaunchTimeout`] after the kernel ended.
+//! The driver cannot abort a running kernel, so `Stream::launch` brackets a launch with a
+//! [`LaunchConfig::timeout`] by two events ([`Backend::record`]) and the following
+//! `Stream::synchronize` reports an overrun as [`Error::LaunchTimeout`] after the kernel ended.
 //!
 //! # Example
 //! Probing for a GPU works on any machine, with or without a driver:
@@ -48,15 +47,13 @@ mod driver;
 
 use std::ffi::{c_char, c_uint, c_void, CStr};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys;
-use xbarrier_api::{
-    note_launch, settle_launches, Backend, BackendKind, DeviceInfo, Error, FaultRecord, KernelArg, KernelBundle,
-    KernelParams, LaunchConfig, PendingLaunch, Result,
-};
+use xbarrier_api::backend::{aligned_copy, decode_fault_record, KernelParams};
+use xbarrier_api::{Backend, BackendKind, DeviceInfo, Error, FaultRecord, KernelArg, LaunchConfig, Result};
 
 use driver::{Check, Context};
 
@@ -127,9 +124,9 @@ impl Drop for ModuleInner {
 /// A kernel of a loaded module.
 #[derive(Clone)]
 pub struct CudaFunction {
-    module: Arc<ModuleInner>,
+    /// Keeps the module loaded: `raw` is invalid once it is unloaded.
+    _module: Arc<ModuleInner>,
     raw: sys::CUfunction,
-    name: Arc<str>,
     /// The dynamic shared memory limit set on the function so far (0: the default 48 KiB).
     shared_limit: Arc<AtomicU32>,
 }
@@ -144,26 +141,21 @@ unsafe impl Sync for CudaFunction {}
 pub struct CudaStream {
     ctx: Arc<Context>,
     raw: sys::CUstream,
-    /// Launches since the last synchronize that need checking afterwards.
-    pending: Mutex<Vec<Pending>>,
 }
 
-// SAFETY: stream handles are context-bound, not thread-bound; `pending` is behind a mutex.
+// SAFETY: stream handles are context-bound, not thread-bound (see `Context`).
 unsafe impl Send for CudaStream {}
 // SAFETY: as above.
 unsafe impl Sync for CudaStream {}
 
 impl Drop for CudaStream {
     fn drop(&mut self) {
-        self.pending.get_mut().unwrap_or_else(PoisonError::into_inner).clear();
         if self.ctx.bind().is_ok() {
             // SAFETY: created in this context and destroyed once; queued work still completes.
             let _ = unsafe { result::stream::destroy(self.raw) };
         }
     }
 }
-
-type Pending = PendingLaunch<ModuleInner, CudaEvent>;
 
 /// A recorded event (timing enabled); destroyed on drop.
 pub struct CudaEvent {
@@ -220,21 +212,17 @@ fn describe(ordinal: usize, device: sys::CUdevice) -> Result<DeviceInfo> {
     let minor = attribute(device, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
     let multiprocessors = attribute(device, A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
     let cooperative = attribute(device, A::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 0;
-    Ok(DeviceInfo {
-        backend: BACKEND,
-        ordinal,
-        name: device_name(device, ordinal)?,
-        arch: format!("sm_{major}{minor}"),
-        wave_size: attribute(device, A::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?,
-        multiprocessors,
-        // Conservative: any kernel that can run at all keeps one block per SM resident, so
-        // this many blocks always fit. The real bound depends on the kernel's occupancy;
-        // a larger cooperative grid that cannot be co-resident is refused by the driver
-        // (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) rather than deadlocking.
-        max_cooperative_blocks: if cooperative { multiprocessors } else { 0 },
-        max_threads_per_block: attribute(device, A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
-        max_dynamic_shared_bytes: attribute(device, A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
-    })
+    let mut info = DeviceInfo::new(BACKEND, ordinal, device_name(device, ordinal)?, format!("sm_{major}{minor}"));
+    info.wave_size = attribute(device, A::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?;
+    info.multiprocessors = multiprocessors;
+    // Conservative: any kernel that can run at all keeps one block per SM resident, so this
+    // many blocks always fit. The real bound depends on the kernel's occupancy; a larger
+    // cooperative grid that cannot be co-resident is refused by the driver
+    // (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) rather than deadlocking.
+    info.max_cooperative_blocks = if cooperative { multiprocessors } else { 0 };
+    info.max_threads_per_block = attribute(device, A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;
+    info.max_dynamic_shared_bytes = attribute(device, A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+    Ok(info)
 }
 
 fn check_range(memory: &CudaMemory, offset: usize, len: usize) -> Result<sys::CUdeviceptr> {
@@ -245,27 +233,6 @@ fn check_range(memory: &CudaMemory, offset: usize, len: usize) -> Result<sys::CU
             reason: format!("bytes {offset}..+{len} of a {}-byte allocation", memory.bytes),
         }),
     }
-}
-
-/// Reads and clears the fault record of `module`; `Some` when a fault was recorded.
-///
-/// The device side claims the record by setting `op` and publishes `kind` last; `kind` is
-/// also the flag that makes checked waits of a faulted launch give up. So any nonzero
-/// record is cleared, or the next launch of the module would start out aborted.
-fn take_fault(module: &ModuleInner) -> Result<Option<FaultRecord>> {
-    let Some(slot) = module.fault_slot else { return Ok(None) };
-    let mut raw = [0u8; FaultRecord::SIZE];
-    // SAFETY: `slot` addresses the module's global of at least FaultRecord::SIZE bytes
-    // (checked at load); the module is alive (we hold it) and its context current.
-    unsafe { result::memcpy_dtoh_sync(&mut raw, slot) }.call("cuMemcpyDtoH")?;
-    let record = FaultRecord::from_ne_bytes(&raw);
-    if record == FaultRecord::default() {
-        return Ok(None);
-    }
-    let zero = [0u8; std::mem::size_of::<FaultRecord>()];
-    // SAFETY: as above, writing the same range.
-    unsafe { result::memcpy_htod_sync(slot, &zero) }.call("cuMemcpyHtoD")?;
-    Ok((record.kind != 0).then_some(record))
 }
 
 impl Backend for Cuda {
@@ -356,7 +323,7 @@ impl Backend for Cuda {
 
     fn load_module(device: &CudaDevice, name: &str, image: &'static [u8]) -> Result<CudaModule> {
         device.ctx.bind()?;
-        let copy = KernelBundle::aligned_copy(image);
+        let copy = aligned_copy(image);
         // SAFETY: `copy` is a NUL-terminated, 8-aligned copy of the image; the driver
         // validates the contents and copies what it keeps.
         let raw = unsafe { result::module::load_data(copy.as_ptr().cast::<c_void>()) }.call("cuModuleLoadData")?;
@@ -386,13 +353,13 @@ impl Backend for Cuda {
             Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND)) => return Err(not_found()),
             Err(e) => return Err(driver::driver_error("cuModuleGetFunction", e)),
         };
-        Ok(CudaFunction { module: module.0.clone(), raw, name: name.into(), shared_limit: Arc::new(AtomicU32::new(0)) })
+        Ok(CudaFunction { _module: module.0.clone(), raw, shared_limit: Arc::new(AtomicU32::new(0)) })
     }
 
     fn create_stream(device: &CudaDevice) -> Result<CudaStream> {
         device.ctx.bind()?;
         let raw = result::stream::create(result::stream::StreamKind::Default).call("cuStreamCreate")?;
-        Ok(CudaStream { ctx: device.ctx.clone(), raw, pending: Mutex::new(Vec::new()) })
+        Ok(CudaStream { ctx: device.ctx.clone(), raw })
     }
 
     unsafe fn launch(
@@ -423,16 +390,12 @@ impl Backend for Cuda {
         let mut params = slots.pointers();
         let grid = (config.grid.x, config.grid.y, config.grid.z);
         let block = (config.block.x, config.block.y, config.block.z);
-        let start = match config.timeout {
-            Some(_) => Some(CudaEvent::record(&device.ctx, stream.raw)?),
-            None => None,
-        };
         // SAFETY: `params` points at one live slot per argument, each holding the argument's
         // C representation; the driver copies them before returning. The caller guarantees
         // that they match the kernel's parameters and that pointed-to memory stays
         // allocated until the stream is synchronized. The function and stream are live
         // handles of the current context.
-        let launched = unsafe {
+        unsafe {
             if config.cooperative {
                 result::launch_cooperative_kernel(function.raw, grid, block, shared as c_uint, stream.raw, &mut params)
                     .call("cuLaunchCooperativeKernel")
@@ -440,32 +403,35 @@ impl Backend for Cuda {
                 result::launch_kernel(function.raw, grid, block, shared as c_uint, stream.raw, &mut params)
                     .call("cuLaunchKernel")
             }
-        };
-        launched?;
-        let timing = match (start, config.timeout) {
-            (Some(start), Some(limit)) => Some((start, CudaEvent::record(&device.ctx, stream.raw)?, limit)),
-            _ => None,
-        };
-        if timing.is_some() || function.module.fault_slot.is_some() {
-            let mut pending = stream.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            note_launch(
-                &mut pending,
-                Pending { kernel: function.name.clone(), module: function.module.clone(), timing },
-            );
         }
-        Ok(())
     }
 
     fn synchronize(device: &CudaDevice, stream: &CudaStream) -> Result<()> {
         device.ctx.bind()?;
-        let pending = std::mem::take(&mut *stream.pending.lock().unwrap_or_else(PoisonError::into_inner));
         // SAFETY: a live stream of the current context.
-        unsafe { result::stream::synchronize(stream.raw) }.call("cuStreamSynchronize")?;
+        unsafe { result::stream::synchronize(stream.raw) }.call("cuStreamSynchronize")
+    }
 
-        settle_launches(&pending, take_fault, |start, end| {
-            // SAFETY: both events were recorded on this stream, which has drained.
-            unsafe { driver::elapsed_ms(start.raw, end.raw) }
-        })
+    /// Reads the module's `xb_fault_record_slot` and clears it.
+    ///
+    /// The device side claims the record by setting `op` and publishes `kind` last; `kind` is
+    /// also the flag that makes checked waits of a faulted launch give up. So any nonzero
+    /// record is cleared, or the next launch of the module would start out aborted.
+    fn take_fault(device: &CudaDevice, module: &CudaModule) -> Result<Option<FaultRecord>> {
+        let Some(slot) = module.0.fault_slot else { return Ok(None) };
+        device.ctx.bind()?;
+        let mut raw = [0u8; FaultRecord::SIZE];
+        // SAFETY: `slot` addresses the module's global of at least FaultRecord::SIZE bytes
+        // (checked at load); the module is alive (we hold it) and its context current.
+        unsafe { result::memcpy_dtoh_sync(&mut raw, slot) }.call("cuMemcpyDtoH")?;
+        let record = decode_fault_record(&raw);
+        if record == FaultRecord::default() {
+            return Ok(None);
+        }
+        let zero = [0u8; FaultRecord::SIZE];
+        // SAFETY: as above, writing the same range.
+        unsafe { result::memcpy_htod_sync(slot, &zero) }.call("cuMemcpyHtoD")?;
+        Ok((record.kind != 0).then_some(record))
     }
 
     fn record(device: &CudaDevice, stream: &CudaStream) -> Result<CudaEvent> {
@@ -488,8 +454,11 @@ mod tests {
     use super::*;
     use xbarrier_api::Device;
 
+    /// What `device_count` says on this machine is one of the documented outcomes, each
+    /// with its documented shape: a count, a missing library with the names tried and the
+    /// fix, a driver too old for the entry points used, or `cuInit`'s own error.
     #[test]
-    fn device_count_does_not_panic() {
+    fn device_count_is_a_count_or_says_why_not() {
         match Cuda::device_count() {
             Ok(n) => eprintln!("note: the CUDA driver sees {n} device(s)"),
             Err(Error::LibraryNotFound { backend, tried, hint }) => {
@@ -497,50 +466,54 @@ mod tests {
                 assert!(tried.contains("libcuda.so.1"), "{tried}");
                 assert!(hint.starts_with(driver::LIBRARY_HINT), "{hint}");
             }
-            Err(e @ (Error::Driver { .. } | Error::Unsupported { .. })) => eprintln!("note: CUDA driver unusable: {e}"),
-            Err(e) => panic!("unexpected error: {e}"),
-        }
-    }
-
-    #[test]
-    fn open_without_a_driver_says_how_to_fix_it() {
-        match Device::<Cuda>::open(0) {
-            Ok(device) => {
-                let info = device.info();
-                assert_eq!(info.backend, BackendKind::Cuda);
-                assert!(info.arch.starts_with("sm_"), "{info:?}");
+            Err(Error::Unsupported { backend: BackendKind::Cuda, what, reason }) => {
+                assert_eq!(what, "the installed NVIDIA driver");
+                assert!(reason.contains("libcuda lacks") && reason.contains("update the NVIDIA driver"), "{reason}");
             }
-            Err(e @ Error::LibraryNotFound { .. }) => {
-                let text = e.to_string();
-                eprintln!("note: {text}");
-                assert!(text.contains("install the NVIDIA driver (libcuda.so.1)"), "{text}");
-                assert!(text.contains("libcuda.so"), "{text}");
+            Err(Error::Driver { backend: BackendKind::Cuda, call, name, .. }) => {
+                assert_eq!(call, "cuInit", "only cuInit may fail before devices are counted: {name}");
             }
-            Err(e @ Error::NoDevice { .. }) => assert!(e.to_string().contains("nvidia-smi"), "{e}"),
-            Err(e @ (Error::Driver { .. } | Error::Unsupported { .. })) => eprintln!("note: CUDA driver unusable: {e}"),
-            Err(e) => panic!("unexpected error: {e}"),
+            Err(e) => panic!("undocumented error from device_count: {e}"),
         }
     }
 
+    /// Opening a device fails exactly as counting them did when the driver is unusable, and
+    /// with `NoDevice` (saying how to fix it) past the last device.
     #[test]
-    fn open_past_the_last_device_is_no_device() {
-        match Cuda::open(usize::MAX) {
-            Err(Error::NoDevice { ordinal, .. }) => assert_eq!(ordinal, usize::MAX),
-            Err(Error::LibraryNotFound { .. } | Error::Driver { .. } | Error::Unsupported { .. }) => {}
-            Err(e) => panic!("unexpected error: {e}"),
-            Ok(_) => panic!("opened device usize::MAX"),
-        }
-    }
-
-    #[test]
-    fn images_are_aligned_and_terminated() {
-        for len in [0usize, 1, 7, 8, 9, 100] {
-            let image: Vec<u8> = (0..len).map(|i| i as u8 | 1).collect();
-            let words = KernelBundle::aligned_copy(&image);
-            assert!(words.len() * 8 > len);
-            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
-            assert_eq!(&bytes[..len], &image[..]);
-            assert_eq!(bytes[len], 0);
+    fn open_fails_like_device_count_or_with_no_device() {
+        match Cuda::device_count() {
+            Ok(found) => {
+                match Device::<Cuda>::open(0) {
+                    Ok(device) => {
+                        assert!(found > 0);
+                        assert_eq!(device.info().backend, BackendKind::Cuda);
+                        assert!(device.info().arch.starts_with("sm_"), "{:?}", device.info());
+                    }
+                    Err(e @ Error::NoDevice { .. }) => {
+                        assert_eq!(found, 0);
+                        assert!(e.to_string().contains("nvidia-smi"), "{e}");
+                    }
+                    Err(e) => panic!("the driver counted {found} device(s), yet open(0) failed: {e}"),
+                }
+                match Cuda::open(usize::MAX) {
+                    Err(Error::NoDevice { ordinal, found: reported, .. }) => {
+                        assert_eq!((ordinal, reported), (usize::MAX, found))
+                    }
+                    Err(e) => panic!("expected NoDevice past the last device, got {e}"),
+                    Ok(_) => panic!("opened device usize::MAX"),
+                }
+            }
+            Err(counting) => {
+                for ordinal in [0, usize::MAX] {
+                    match Cuda::open(ordinal) {
+                        Err(opening) => assert_eq!(opening.to_string(), counting.to_string()),
+                        Ok(_) => panic!("device_count failed ({counting}), yet open({ordinal}) succeeded"),
+                    }
+                }
+                if let Err(e @ Error::LibraryNotFound { .. }) = Device::<Cuda>::open(0) {
+                    assert!(e.to_string().contains("install the NVIDIA driver (libcuda.so.1)"), "{e}");
+                }
+            }
         }
     }
 

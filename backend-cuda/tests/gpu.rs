@@ -6,7 +6,9 @@
 
 use std::time::Duration;
 
-use xbarrier_api::{Backend, BarrierOp, Error, FaultKind, KernelArg, LaunchConfig};
+use xbarrier_api::{
+    Backend, BackendKind, BarrierOp, Device, Error, FaultKind, KernelArg, KernelBundle, LaunchConfig, Variant,
+};
 use xbarrier_backend_cuda::{Cuda, CudaDevice};
 
 const PTX: &str = r#"
@@ -155,6 +157,13 @@ LOOP:
 
 fn image() -> &'static [u8] {
     PTX.as_bytes()
+}
+
+/// The PTX as a kernel bundle, for the tests that go through the generic wrappers, which
+/// read fault records and time launches.
+fn bundle() -> KernelBundle {
+    let bytes = KernelBundle::encode(false, &[(BackendKind::Cuda, Variant::Default, image().to_vec())]);
+    KernelBundle::parse("ptx", Box::leak(bytes.into_boxed_slice())).unwrap()
 }
 
 fn device() -> CudaDevice {
@@ -309,13 +318,26 @@ fn exactly_48_kib_of_dynamic_shared_memory_beside_static_shared_launches() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn fault_record_is_reported_once_and_cleared() {
-    let device = device();
-    let module = Cuda::load_module(&device, "ptx", image()).unwrap();
-    let stream = Cuda::create_stream(&device).unwrap();
-    let kernel = Cuda::function(&device, &module, "faulty").unwrap();
+    // The backend reads the record and clears it.
+    let raw = device();
+    let module = Cuda::load_module(&raw, "ptx", image()).unwrap();
+    let raw_stream = Cuda::create_stream(&raw).unwrap();
+    let faulty = Cuda::function(&raw, &module, "faulty").unwrap();
     // SAFETY: faulty(unsigned).
-    unsafe { Cuda::launch(&device, &stream, &kernel, &LaunchConfig::new(1, 32), &[KernelArg::U32(3)]) }.unwrap();
-    match Cuda::synchronize(&device, &stream) {
+    unsafe { Cuda::launch(&raw, &raw_stream, &faulty, &LaunchConfig::new(1, 32), &[KernelArg::U32(3)]) }.unwrap();
+    Cuda::synchronize(&raw, &raw_stream).unwrap();
+    let record = Cuda::take_fault(&raw, &module).unwrap().expect("the kernel recorded a fault");
+    assert_eq!((record.kind, record.op, record.thread), (3, 2, [3, 0, 0]));
+    assert_eq!(Cuda::take_fault(&raw, &module).unwrap(), None, "cleared");
+
+    // A stream reports it once, naming the kernel.
+    let device = Device::<Cuda>::open(0).unwrap();
+    let module = device.load(&bundle()).unwrap();
+    let stream = device.stream().unwrap();
+    let kernel = module.kernel("faulty").unwrap();
+    // SAFETY: faulty(unsigned).
+    unsafe { stream.launch(&kernel, &LaunchConfig::new(1, 32), &[KernelArg::U32(3)]) }.unwrap();
+    match stream.synchronize() {
         Err(Error::Fault(fault)) => {
             eprintln!("{fault}");
             assert_eq!(fault.kernel, "faulty");
@@ -328,10 +350,10 @@ fn fault_record_is_reported_once_and_cleared() {
     }
     // Cleared: a clean launch (kind 0 leaves the record empty) synchronizes fine.
     // SAFETY: as above.
-    unsafe { Cuda::launch(&device, &stream, &kernel, &LaunchConfig::new(1, 32), &[KernelArg::U32(0)]) }.unwrap();
+    unsafe { stream.launch(&kernel, &LaunchConfig::new(1, 32), &[KernelArg::U32(0)]) }.unwrap();
     // The kernel wrote op etc. with kind 0: not a fault, but cleared all the same.
-    Cuda::synchronize(&device, &stream).unwrap();
-    Cuda::synchronize(&device, &stream).unwrap();
+    stream.synchronize().unwrap();
+    stream.synchronize().unwrap();
 }
 
 #[test]
@@ -386,10 +408,14 @@ fn events_time_and_timeouts_are_reported() {
     eprintln!("spin of 20 ms took {took:?}");
     assert!(took >= Duration::from_millis(15) && took < Duration::from_secs(2), "{took:?}");
 
+    // Time limits: a stream times the launch with two events and reports the overrun.
+    let device = Device::<Cuda>::open(0).unwrap();
+    let spin = device.load(&bundle()).unwrap().kernel("spin").unwrap();
+    let stream = device.stream().unwrap();
     let config = LaunchConfig::new(1, 1).timeout(Duration::from_millis(2));
     // SAFETY: as above.
-    unsafe { Cuda::launch(&device, &stream, &spin, &config, &[KernelArg::U64(20_000_000)]) }.unwrap();
-    match Cuda::synchronize(&device, &stream) {
+    unsafe { stream.launch(&spin, &config, &[KernelArg::U64(20_000_000)]) }.unwrap();
+    match stream.synchronize() {
         Err(Error::LaunchTimeout { kernel, seconds }) => {
             assert_eq!(kernel, "spin");
             assert!((seconds - 0.002).abs() < 1e-9);
@@ -398,6 +424,6 @@ fn events_time_and_timeouts_are_reported() {
     }
     let config = LaunchConfig::new(1, 1).timeout(Duration::from_secs(5));
     // SAFETY: as above.
-    unsafe { Cuda::launch(&device, &stream, &spin, &config, &[KernelArg::U64(1_000)]) }.unwrap();
-    Cuda::synchronize(&device, &stream).unwrap();
+    unsafe { stream.launch(&spin, &config, &[KernelArg::U64(1_000)]) }.unwrap();
+    stream.synchronize().unwrap();
 }

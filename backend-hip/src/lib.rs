@@ -20,10 +20,10 @@
 //!
 //! # Barrier faults
 //! As in the CUDA backend: if a module defines the global `xb_fault_record
-//! xb_fault_record_slot` (`xbarrier/abi.h`), [`Backend::synchronize`] reads it
-//! (`hipModuleGetGlobal`) after the stream drained, reports a nonzero `kind` as
-//! [`Error::Fault`] naming the kernel last launched from that module on the stream, and
-//! clears it. Modules without the global are not checked.
+//! xb_fault_record_slot` (`xbarrier/abi.h`, found with `hipModuleGetGlobal`),
+//! [`Backend::take_fault`] reads and clears it; `Stream::synchronize` calls it once the
+//! stream has drained and returns a nonzero `kind` as [`Error::Fault`], naming the kernel
+//! last launched from that module on the stream. Modules without the global report none.
 //!
 //! # The kernels' clock
 //! Device code counts time (checked builds' deadlock bound, `try_wait_for` timeouts) with
@@ -34,9 +34,9 @@
 //! if the module defines it, before any of its kernels can run.
 //!
 //! # Time limits
-//! HIP cannot abort a running kernel. A launch with a [`LaunchConfig::timeout`] is
-//! bracketed by two events and an overrun is reported as [`Error::LaunchTimeout`] by the
-//! next [`Backend::synchronize`], after the kernel ended.
+//! HIP cannot abort a running kernel, so `Stream::launch` brackets a launch with a
+//! [`LaunchConfig::timeout`] by two events ([`Backend::record`]) and the next
+//! `Stream::synchronize` reports an overrun as [`Error::LaunchTimeout`], after the kernel ended.
 //!
 //! # Limits of this backend
 //! - Dynamic shared memory: AMD GPUs have no opt-in step; a block may use up to
@@ -64,13 +64,11 @@
 mod sys;
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use xbarrier_api::{
-    note_launch, settle_launches, Backend, BackendKind, DeviceInfo, Error, FaultRecord, KernelArg, KernelBundle,
-    KernelParams, LaunchConfig, PendingLaunch, Result,
-};
+use xbarrier_api::backend::{aligned_copy, decode_fault_record, KernelParams};
+use xbarrier_api::{Backend, BackendKind, DeviceInfo, Error, FaultRecord, KernelArg, LaunchConfig, Result};
 
 use sys::{attr, Api, Handle, HipError};
 
@@ -291,9 +289,9 @@ impl Drop for ModuleInner {
 /// A kernel of a loaded module.
 #[derive(Clone)]
 pub struct HipFunction {
-    module: Arc<ModuleInner>,
+    /// Keeps the module loaded: `raw` is invalid once it is unloaded.
+    _module: Arc<ModuleInner>,
     raw: Handle,
-    name: Arc<str>,
 }
 
 // SAFETY: HIP function handles are process-wide and the runtime is thread-safe.
@@ -307,26 +305,21 @@ pub struct HipStream {
     api: &'static Api,
     ordinal: c_int,
     raw: Handle,
-    /// Launches since the last synchronize that need checking afterwards.
-    pending: Mutex<Vec<Pending>>,
 }
 
-// SAFETY: HIP stream handles are process-wide; `pending` is behind a mutex.
+// SAFETY: HIP stream handles are process-wide and the runtime is thread-safe.
 unsafe impl Send for HipStream {}
 // SAFETY: as above.
 unsafe impl Sync for HipStream {}
 
 impl Drop for HipStream {
     fn drop(&mut self) {
-        self.pending.get_mut().unwrap_or_else(PoisonError::into_inner).clear();
         if set_device(self.api, self.ordinal).is_ok() {
             // SAFETY: created by hipStreamCreate and destroyed once; queued work completes.
             let _ = unsafe { (self.api.hipStreamDestroy)(self.raw) };
         }
     }
 }
-
-type Pending = PendingLaunch<ModuleInner, HipEvent>;
 
 /// A recorded event; destroyed on drop.
 pub struct HipEvent {
@@ -525,20 +518,16 @@ fn describe(api: &'static Api, ordinal: usize, raw: c_int, arch: String) -> Resu
     let multiprocessors = attribute(api, raw, attr::MULTIPROCESSOR_COUNT)?;
     let cooperative =
         attribute(api, raw, attr::COOPERATIVE_LAUNCH)? != 0 && api.hipModuleLaunchCooperativeKernel.is_some();
-    Ok(DeviceInfo {
-        backend: BACKEND,
-        ordinal,
-        name: device_name(api, raw)?,
-        arch,
-        wave_size: attribute(api, raw, attr::WARP_SIZE)?,
-        multiprocessors,
-        // Conservative: one block per multiprocessor (CU, or WGP in WGP mode) is always
-        // resident for a kernel that fits at all. A larger cooperative grid that cannot be
-        // co-resident is refused by the runtime (hipErrorCooperativeLaunchTooLarge).
-        max_cooperative_blocks: if cooperative { multiprocessors } else { 0 },
-        max_threads_per_block: attribute(api, raw, attr::MAX_THREADS_PER_BLOCK)?,
-        max_dynamic_shared_bytes: attribute(api, raw, attr::MAX_SHARED_MEMORY_PER_BLOCK)?,
-    })
+    let mut info = DeviceInfo::new(BACKEND, ordinal, device_name(api, raw)?, arch);
+    info.wave_size = attribute(api, raw, attr::WARP_SIZE)?;
+    info.multiprocessors = multiprocessors;
+    // Conservative: one block per multiprocessor (CU, or WGP in WGP mode) is always resident
+    // for a kernel that fits at all. A larger cooperative grid that cannot be co-resident is
+    // refused by the runtime (hipErrorCooperativeLaunchTooLarge).
+    info.max_cooperative_blocks = if cooperative { multiprocessors } else { 0 };
+    info.max_threads_per_block = attribute(api, raw, attr::MAX_THREADS_PER_BLOCK)?;
+    info.max_dynamic_shared_bytes = attribute(api, raw, attr::MAX_SHARED_MEMORY_PER_BLOCK)?;
+    Ok(info)
 }
 
 fn check_range(memory: &HipMemory, offset: usize, len: usize) -> Result<*mut c_void> {
@@ -550,32 +539,6 @@ fn check_range(memory: &HipMemory, offset: usize, len: usize) -> Result<*mut c_v
             reason: format!("bytes {offset}..+{len} of a {}-byte allocation", memory.bytes),
         }),
     }
-}
-
-/// Reads and clears the fault record of `module`; `Some` when a fault was recorded.
-///
-/// The device side claims the record by setting `op` and publishes `kind` last; `kind` is
-/// also the flag that makes checked waits of a faulted launch give up. So any nonzero
-/// record is cleared, or the next launch of the module would start out aborted.
-fn take_fault(module: &ModuleInner) -> Result<Option<FaultRecord>> {
-    let Some(slot) = module.fault_slot else { return Ok(None) };
-    let api = module.api;
-    let size = std::mem::size_of::<FaultRecord>();
-    let mut raw = [0u8; FaultRecord::SIZE];
-    let dst = raw.as_mut_ptr().cast::<c_void>();
-    // SAFETY: `slot` addresses the module's global of at least `size` bytes (checked at
-    // load), the module is alive (we hold it), and `dst` is `size` writable bytes.
-    check(api, "hipMemcpy", unsafe { (api.hipMemcpy)(dst, slot, size, sys::HIP_MEMCPY_DEVICE_TO_HOST) })?;
-    let record = FaultRecord::from_ne_bytes(&raw);
-    if record == FaultRecord::default() {
-        return Ok(None);
-    }
-    let zero = [0u8; std::mem::size_of::<FaultRecord>()];
-    // SAFETY: as above, writing the same range from `size` readable bytes.
-    check(api, "hipMemcpy", unsafe {
-        (api.hipMemcpy)(slot, zero.as_ptr().cast(), size, sys::HIP_MEMCPY_HOST_TO_DEVICE)
-    })?;
-    Ok((record.kind != 0).then_some(record))
 }
 
 /// Writes the device's clock multiplier into `module`'s [`CLOCK_SYMBOL`], if it has one
@@ -737,7 +700,7 @@ impl Backend for Hip {
     fn load_module(device: &HipDevice, name: &str, image: &'static [u8]) -> Result<HipModule> {
         let api = device.api;
         device.select()?;
-        let copy = KernelBundle::aligned_copy(image);
+        let copy = aligned_copy(image);
         let mut raw: Handle = std::ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; `copy` is an aligned copy of the image that
         // outlives the call; the runtime validates the contents.
@@ -770,7 +733,7 @@ impl Backend for Hip {
         let mut raw: Handle = std::ptr::null_mut();
         // SAFETY: the module is loaded (we hold it); `raw` is a valid out-pointer.
         match unsafe { (api.hipModuleGetFunction)(&mut raw, module.0.raw, c_name.as_ptr()) } {
-            sys::HIP_SUCCESS => Ok(HipFunction { module: module.0.clone(), raw, name: name.into() }),
+            sys::HIP_SUCCESS => Ok(HipFunction { _module: module.0.clone(), raw }),
             sys::HIP_ERROR_NOT_FOUND | sys::HIP_ERROR_INVALID_DEVICE_FUNCTION => Err(not_found()),
             code => Err(driver_error(api, "hipModuleGetFunction", code)),
         }
@@ -782,7 +745,7 @@ impl Backend for Hip {
         let mut raw: Handle = std::ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer.
         check(api, "hipStreamCreate", unsafe { (api.hipStreamCreate)(&mut raw) })?;
-        Ok(HipStream { api, ordinal: device.ordinal, raw, pending: Mutex::new(Vec::new()) })
+        Ok(HipStream { api, ordinal: device.ordinal, raw })
     }
 
     unsafe fn launch(
@@ -808,10 +771,6 @@ impl Backend for Hip {
         let mut slots = KernelParams::new(args);
         let mut params = slots.pointers();
         let (g, b) = (config.grid, config.block);
-        let start = match config.timeout {
-            Some(_) => Some(HipEvent::record(api, device.ordinal, stream.raw)?),
-            None => None,
-        };
         // SAFETY: `params` points at one live slot per argument, each holding the argument's
         // C representation; the runtime copies them before returning. The caller guarantees
         // that they match the kernel's parameters and that pointed-to memory stays
@@ -846,29 +805,41 @@ impl Backend for Hip {
             }
         };
         let call = if cooperative.is_some() { "hipModuleLaunchCooperativeKernel" } else { "hipModuleLaunchKernel" };
-        check(api, call, code)?;
-        let timing = match (start, config.timeout) {
-            (Some(start), Some(limit)) => Some((start, HipEvent::record(api, device.ordinal, stream.raw)?, limit)),
-            _ => None,
-        };
-        if timing.is_some() || function.module.fault_slot.is_some() {
-            let mut pending = stream.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            note_launch(
-                &mut pending,
-                Pending { kernel: function.name.clone(), module: function.module.clone(), timing },
-            );
-        }
-        Ok(())
+        check(api, call, code)
     }
 
     fn synchronize(device: &HipDevice, stream: &HipStream) -> Result<()> {
         let api = device.api;
         device.select()?;
-        let pending = std::mem::take(&mut *stream.pending.lock().unwrap_or_else(PoisonError::into_inner));
         // SAFETY: a live stream.
-        check(api, "hipStreamSynchronize", unsafe { (api.hipStreamSynchronize)(stream.raw) })?;
+        check(api, "hipStreamSynchronize", unsafe { (api.hipStreamSynchronize)(stream.raw) })
+    }
 
-        settle_launches(&pending, take_fault, |start, end| start.ms_until(end))
+    /// Reads the module's `xb_fault_record_slot` and clears it.
+    ///
+    /// The device side claims the record by setting `op` and publishes `kind` last; `kind` is
+    /// also the flag that makes checked waits of a faulted launch give up. So any nonzero
+    /// record is cleared, or the next launch of the module would start out aborted.
+    fn take_fault(device: &HipDevice, module: &HipModule) -> Result<Option<FaultRecord>> {
+        let Some(slot) = module.0.fault_slot else { return Ok(None) };
+        let api = device.api;
+        device.select()?;
+        let size = FaultRecord::SIZE;
+        let mut raw = [0u8; FaultRecord::SIZE];
+        let dst = raw.as_mut_ptr().cast::<c_void>();
+        // SAFETY: `slot` addresses the module's global of at least `size` bytes (checked at
+        // load), the module is alive (we hold it), and `dst` is `size` writable bytes.
+        check(api, "hipMemcpy", unsafe { (api.hipMemcpy)(dst, slot, size, sys::HIP_MEMCPY_DEVICE_TO_HOST) })?;
+        let record = decode_fault_record(&raw);
+        if record == FaultRecord::default() {
+            return Ok(None);
+        }
+        let zero = [0u8; FaultRecord::SIZE];
+        // SAFETY: as above, writing the same range from `size` readable bytes.
+        check(api, "hipMemcpy", unsafe {
+            (api.hipMemcpy)(slot, zero.as_ptr().cast(), size, sys::HIP_MEMCPY_HOST_TO_DEVICE)
+        })?;
+        Ok((record.kind != 0).then_some(record))
     }
 
     fn record(device: &HipDevice, stream: &HipStream) -> Result<HipEvent> {
@@ -890,45 +861,58 @@ mod tests {
     use super::*;
     use xbarrier_api::Device;
 
+    /// What `device_count` says on this machine is one of the documented outcomes, each with
+    /// its documented shape: a count, a missing runtime with the names tried and the fix, or
+    /// `hipInit`'s or `hipGetDeviceCount`'s own error.
     #[test]
-    fn device_count_does_not_panic() {
+    fn device_count_is_a_count_or_says_why_not() {
         match Hip::device_count() {
             Ok(n) => eprintln!("note: the HIP runtime sees {n} device(s)"),
             Err(e @ Error::LibraryNotFound { .. }) => {
                 let text = e.to_string();
-                eprintln!("note: {text}");
                 assert!(text.contains(LIBRARY_HINT), "{text}");
                 assert!(text.contains("libamdhip64.so.6") && text.contains("/opt/rocm/lib/libamdhip64.so"), "{text}");
             }
-            Err(e @ Error::Driver { .. }) => eprintln!("note: HIP runtime unusable: {e}"),
-            Err(e) => panic!("unexpected error: {e}"),
+            Err(Error::Driver { backend: BackendKind::Hip, call, name, .. }) => {
+                assert!(matches!(call, "hipInit" | "hipGetDeviceCount"), "{call}: {name}");
+            }
+            Err(e) => panic!("undocumented error from device_count: {e}"),
         }
     }
 
+    /// Opening a device fails exactly as counting them did when the runtime is unusable, and
+    /// with `NoDevice` (saying how to fix it) past the last device.
     #[test]
-    fn open_without_an_amd_gpu_fails_cleanly() {
-        match Device::<Hip>::open(0) {
-            Ok(device) => assert_eq!(device.info().backend, BackendKind::Hip),
-            Err(e @ Error::LibraryNotFound { .. }) => assert!(e.to_string().contains(LIBRARY_HINT), "{e}"),
-            Err(e @ Error::NoDevice { .. }) => {
-                eprintln!("note: {e}");
-                assert!(e.to_string().contains("rocminfo"), "{e}");
+    fn open_fails_like_device_count_or_with_no_device() {
+        match Hip::device_count() {
+            Ok(found) => {
+                match Device::<Hip>::open(0) {
+                    Ok(device) => {
+                        assert!(found > 0);
+                        assert_eq!(device.info().backend, BackendKind::Hip);
+                    }
+                    Err(e @ Error::NoDevice { .. }) => {
+                        assert_eq!(found, 0);
+                        assert!(e.to_string().contains("rocminfo"), "{e}");
+                    }
+                    Err(e) => panic!("the runtime counted {found} device(s), yet open(0) failed: {e}"),
+                }
+                match Hip::open(usize::MAX) {
+                    Err(Error::NoDevice { ordinal, found: reported, .. }) => {
+                        assert_eq!((ordinal, reported), (usize::MAX, found))
+                    }
+                    Err(e) => panic!("expected NoDevice past the last device, got {e}"),
+                    Ok(_) => panic!("opened device usize::MAX"),
+                }
             }
-            Err(e @ Error::Driver { .. }) => {
-                eprintln!("note: {e}");
-                assert!(matches!(e, Error::Driver { call: "hipInit" | "hipGetDeviceCount", .. }), "{e}");
+            Err(counting) => {
+                for ordinal in [0, usize::MAX] {
+                    match Hip::open(ordinal) {
+                        Err(opening) => assert_eq!(opening.to_string(), counting.to_string()),
+                        Ok(_) => panic!("device_count failed ({counting}), yet open({ordinal}) succeeded"),
+                    }
+                }
             }
-            Err(e) => panic!("unexpected error: {e}"),
-        }
-    }
-
-    #[test]
-    fn open_past_the_last_device_is_no_device() {
-        match Hip::open(usize::MAX) {
-            Err(Error::NoDevice { ordinal, .. }) => assert_eq!(ordinal, usize::MAX),
-            Err(Error::LibraryNotFound { .. } | Error::Driver { .. }) => {}
-            Err(e) => panic!("unexpected error: {e}"),
-            Ok(_) => panic!("opened device usize::MAX"),
         }
     }
 
@@ -1017,16 +1001,6 @@ mod tests {
     fn versions_split_into_major_minor_patch() {
         assert_eq!(format_version(60342134), "6.3.42134");
         assert_eq!(format_version(50221153), "5.2.21153");
-    }
-
-    #[test]
-    fn images_are_aligned_and_terminated() {
-        for len in [0usize, 1, 8, 9] {
-            let image: Vec<u8> = (0..len).map(|i| i as u8 | 1).collect();
-            let bytes: Vec<u8> = KernelBundle::aligned_copy(&image).iter().flat_map(|w| w.to_ne_bytes()).collect();
-            assert_eq!(&bytes[..len], &image[..]);
-            assert_eq!(bytes[len], 0);
-        }
     }
 
     #[test]

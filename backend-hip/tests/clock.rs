@@ -57,7 +57,10 @@ fn ask(program: &Path, input: &[String]) -> Vec<(u64, u64)> {
         .lines()
         .map(|line| {
             let mut words = line.split(' ').map(|w| w.parse::<u64>().unwrap_or_else(|e| panic!("{line:?}: {e}")));
-            (words.next().unwrap_or_default(), words.next().unwrap_or_default())
+            match (words.next(), words.next(), words.next()) {
+                (Some(first), Some(second), None) => (first, second),
+                _ => panic!("{line:?}: want two numbers"),
+            }
         })
         .collect();
     assert_eq!(answers.len(), input.len(), "{text}");

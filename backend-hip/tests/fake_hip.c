@@ -7,7 +7,7 @@
  * (unknown device, bad copy kind, null handles) so that wiring mistakes in the Rust side
  * show up as errors.
  *
- * FAKE_HIP_WALL_CLOCK sets what hipDeviceGetAttribute(hipDeviceAttributeWallClockRate)
+ * XBAR_FAKE_HIP_WALL_CLOCK sets what hipDeviceGetAttribute(hipDeviceAttributeWallClockRate)
  * answers: unset, 100000 (kHz); a number, that rate; "unknown", hipErrorInvalidValue (as
  * ROCm 5.2, which has no such attribute); "error:N", the error code N. */
 #include <stdint.h>
@@ -50,9 +50,9 @@ hipError_t hipDriverGetVersion(int* version) {
   *version = 60342133;
   return hipSuccess;
 }
-/* hipDeviceAttributeWallClockRate, as FAKE_HIP_WALL_CLOCK says (see the top). */
+/* hipDeviceAttributeWallClockRate, as XBAR_FAKE_HIP_WALL_CLOCK says (see the top). */
 static hipError_t wall_clock_rate(int* value) {
-  const char* setting = getenv("FAKE_HIP_WALL_CLOCK");
+  const char* setting = getenv("XBAR_FAKE_HIP_WALL_CLOCK");
   int code = 0;
   if (!setting) {
     *value = 100000;

@@ -6,7 +6,7 @@
 //! Each test compiles `fake_hip.c` into a `libamdhip64.so` with the C compiler (`$CC`, else
 //! `cc`; once per test binary) and re-runs this test binary, the one test alone, with
 //! `LD_LIBRARY_PATH` pointing at it, since the loader reads that variable only at process
-//! start; the child runs the test's scenario. `FAKE_HIP_WALL_CLOCK` tells the fake what
+//! start; the child runs the test's scenario. `XBAR_FAKE_HIP_WALL_CLOCK` tells the fake what
 //! `hipDeviceAttributeWallClockRate` answers (see `fake_hip.c`).
 
 use std::path::PathBuf;
@@ -14,10 +14,12 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use xbarrier_api::{Backend, BarrierOp, Error, FaultKind, KernelArg, LaunchConfig};
+use xbarrier_api::{
+    Backend, BackendKind, BarrierOp, Device, Error, FaultKind, KernelArg, KernelBundle, LaunchConfig, Variant,
+};
 use xbarrier_backend_hip::{Hip, HipDevice, WallClock};
 
-const CHILD: &str = "XBARRIER_FAKE_HIP_CHILD";
+const CHILD: &str = "XBAR_FAKE_HIP_CHILD";
 
 /// Whether this process is a child that runs a scenario.
 fn in_child() -> bool {
@@ -44,7 +46,7 @@ fn fake_library_dir() -> &'static PathBuf {
 }
 
 /// Runs test `name` alone in a child on the fake runtime, with `wall_clock` as
-/// `FAKE_HIP_WALL_CLOCK` (unset if `None`), and asserts that it passed.
+/// `XBAR_FAKE_HIP_WALL_CLOCK` (unset if `None`), and asserts that it passed.
 fn run_child(name: &str, wall_clock: Option<&str>) {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
@@ -53,16 +55,16 @@ fn run_child(name: &str, wall_clock: Option<&str>) {
         .env("LD_LIBRARY_PATH", fake_library_dir())
         .env_remove("ROCM_PATH")
         .env_remove("HIP_PATH")
-        .env_remove("FAKE_HIP_WALL_CLOCK");
+        .env_remove("XBAR_FAKE_HIP_WALL_CLOCK");
     if let Some(setting) = wall_clock {
-        command.env("FAKE_HIP_WALL_CLOCK", setting);
+        command.env("XBAR_FAKE_HIP_WALL_CLOCK", setting);
     }
     let output = command.output().unwrap();
     let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     eprintln!("{text}");
     assert!(
         output.status.success() && text.contains("1 passed"),
-        "{name} failed with FAKE_HIP_WALL_CLOCK={wall_clock:?}"
+        "{name} failed with XBAR_FAKE_HIP_WALL_CLOCK={wall_clock:?}"
     );
 }
 
@@ -101,14 +103,14 @@ fn wall_clock_rate_reaches_the_module_global() {
         }
         return;
     }
-    let setting = std::env::var("FAKE_HIP_WALL_CLOCK").unwrap();
+    let setting = std::env::var("XBAR_FAKE_HIP_WALL_CLOCK").unwrap();
     // Nanoseconds per tick in 32.32 fixed point, worked out by hand: 25 MHz is 40 ns a tick;
     // 99.999 MHz is 10.000100001... ns, 2^32 times that rounded; 100 MHz is 10 ns.
     let (clock, multiplier) = match setting.as_str() {
         "25000" => (WallClock { khz: 25_000, reported: true }, 40u64 << 32),
         "99999" => (WallClock { khz: 99_999, reported: true }, 42_950_102_461),
         "unknown" | "0" => (WallClock { khz: 100_000, reported: false }, 10u64 << 32),
-        other => panic!("no expectation for FAKE_HIP_WALL_CLOCK={other}"),
+        other => panic!("no expectation for XBAR_FAKE_HIP_WALL_CLOCK={other}"),
     };
     let device = Hip::open(0).unwrap();
     assert_eq!(device.wall_clock(), clock);
@@ -235,24 +237,21 @@ fn scenario() {
         other => panic!("expected the runtime to refuse, got {other:?}"),
     }
 
-    // Fault records are reported with the kernel's name, then cleared.
+    // Fault records are read once, then cleared.
     let fault = Hip::function(&device, &module, "fault").unwrap();
     // SAFETY: fault(unsigned).
     unsafe { Hip::launch(&device, &stream, &fault, &LaunchConfig::new(1, 32), &[KernelArg::U32(3)]) }.unwrap();
-    match Hip::synchronize(&device, &stream) {
-        Err(Error::Fault(f)) => {
-            assert_eq!((f.kernel.as_str(), f.kind, f.op), ("fault", FaultKind::OverArrival, BarrierOp::Arrive));
-            assert_eq!((f.record.thread, f.record.value, f.record.limit), ([3, 0, 0], 5, 2));
-        }
-        other => panic!("expected a fault, got {other:?}"),
-    }
     Hip::synchronize(&device, &stream).unwrap();
-    // A module without the global is not checked.
+    let record = Hip::take_fault(&device, &module).unwrap().expect("the kernel recorded a fault");
+    assert_eq!((record.kind, record.op, record.thread, record.value, record.limit), (3, 2, [3, 0, 0], 5, 2));
+    assert_eq!(Hip::take_fault(&device, &module).unwrap(), None, "cleared");
+    // A module without the global reports none.
     let plain = Hip::load_module(&device, "plain", b"FAKE module").unwrap();
     let fault_plain = Hip::function(&device, &plain, "fault").unwrap();
     // SAFETY: as above (the fake writes into its own module's record, which nobody reads).
     unsafe { Hip::launch(&device, &stream, &fault_plain, &LaunchConfig::new(1, 1), &[KernelArg::U32(3)]) }.unwrap();
     Hip::synchronize(&device, &stream).unwrap();
+    assert_eq!(Hip::take_fault(&device, &plain).unwrap(), None);
 
     // Events and time limits.
     let spin = Hip::function(&device, &plain, "spin").unwrap();
@@ -263,12 +262,34 @@ fn scenario() {
     Hip::synchronize(&device, &stream).unwrap();
     let took = Hip::elapsed(&start, &end).unwrap();
     assert!(took >= Duration::from_millis(15) && took < Duration::from_secs(5), "{took:?}");
+
+    // Through the generic wrappers: a stream reports a fault once, naming the kernel, and an
+    // overrun of a launch's time limit after the kernel ended.
+    let image = b"FAKE module with xb_fault_record_slot".to_vec();
+    let bytes = KernelBundle::encode(true, &[(BackendKind::Hip, Variant::Default, image)]);
+    let bundle = KernelBundle::parse("fake", Box::leak(bytes.into_boxed_slice())).unwrap();
+    let device = Device::<Hip>::open(0).unwrap();
+    let module = device.load(&bundle).unwrap();
+    assert!(module.checked());
+    let stream = device.stream().unwrap();
+    let fault = module.kernel("fault").unwrap();
+    // SAFETY: fault(unsigned).
+    unsafe { stream.launch(&fault, &LaunchConfig::new(1, 32), &[KernelArg::U32(3)]) }.unwrap();
+    match stream.synchronize() {
+        Err(Error::Fault(f)) => {
+            assert_eq!((f.kernel.as_str(), f.kind, f.op), ("fault", FaultKind::OverArrival, BarrierOp::Arrive));
+            assert_eq!((f.record.thread, f.record.value, f.record.limit), ([3, 0, 0], 5, 2));
+        }
+        other => panic!("expected a fault, got {other:?}"),
+    }
+    stream.synchronize().unwrap();
+    let spin = module.kernel("spin").unwrap();
     let config = LaunchConfig::new(1, 1).timeout(Duration::from_millis(2));
-    // SAFETY: as above.
-    unsafe { Hip::launch(&device, &stream, &spin, &config, &[KernelArg::U64(20_000_000)]) }.unwrap();
-    match Hip::synchronize(&device, &stream) {
+    // SAFETY: spin(u64).
+    unsafe { stream.launch(&spin, &config, &[KernelArg::U64(20_000_000)]) }.unwrap();
+    match stream.synchronize() {
         Err(Error::LaunchTimeout { kernel, .. }) => assert_eq!(kernel, "spin"),
         other => panic!("expected a timeout, got {other:?}"),
     }
-    Hip::synchronize(&device, &stream).unwrap();
+    stream.synchronize().unwrap();
 }

@@ -10,13 +10,13 @@ use xbarrier_api::{BackendKind, BarrierFault, Error, FaultRecord, KernelArg, Lau
 
 use crate::abi::{BlockRecord, LaunchRecord, ThreadRecord};
 use crate::args::{marshal, ArgRegisters};
-use crate::module::{HostModule, Slot};
+use crate::module::{Slot, SlotPool};
 use crate::scheduler::{notify, run_fibers, yield_fiber, BlockJob, LaunchSync, SendPtr};
 use crate::settings::Settings;
 
 /// What every block of a launch shares.
 struct Grid<'a> {
-    module: &'a HostModule,
+    module: &'a SlotPool,
     kernel: &'a str,
     config: &'a LaunchConfig,
     args: ArgRegisters,
@@ -32,7 +32,7 @@ unsafe impl Sync for Grid<'_> {}
 
 /// Runs `kernel` of `module` over the whole grid; returns when every thread has ended.
 pub fn launch(
-    module: &HostModule,
+    module: &SlotPool,
     kernel: &str,
     config: &LaunchConfig,
     args: &[KernelArg],

@@ -32,8 +32,57 @@ fn runtime_error(what: String) -> Error {
     Error::Io { context: what, source: std::io::Error::other("host kernel object") }
 }
 
+/// `e_machine` of this process's architecture.
+#[cfg(target_arch = "x86_64")]
+const ELF_MACHINE: u16 = 62; // EM_X86_64
+#[cfg(target_arch = "aarch64")]
+const ELF_MACHINE: u16 = 183; // EM_AARCH64
+
+/// Checks that `image` is a complete 64-bit little-endian shared object for this machine
+/// before the dynamic loader maps it: a file whose segments reach past its end loads, and
+/// reading those pages then kills the process with SIGBUS instead of failing the load.
+fn check_elf(module: &str, image: &[u8]) -> Result<()> {
+    let bad = |what: String| {
+        Error::BadBundle(format!("module `{module}`: the host image is not a shared object for this machine: {what}"))
+    };
+    let u16_at = |at: usize| image.get(at..at + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u64_at = |at: usize| image.get(at..at + 8).map(|b| u64::from_le_bytes(std::array::from_fn(|i| b[i])));
+    if image.len() < 64 || !image.starts_with(b"\x7fELF") {
+        return Err(bad(format!("no ELF header ({} bytes)", image.len())));
+    }
+    if image[4] != 2 || image[5] != 1 {
+        return Err(bad(format!("ELF class {} data {}, want 64-bit little-endian (2, 1)", image[4], image[5])));
+    }
+    let (kind, machine) = (u16_at(16), u16_at(18));
+    if kind != Some(3) || machine != Some(ELF_MACHINE) {
+        return Err(bad(format!("ELF type {kind:?} machine {machine:?}, want a shared object (3) for {ELF_MACHINE}")));
+    }
+    let fits = |offset: Option<u64>, size: Option<u64>| {
+        offset.zip(size).and_then(|(o, s)| o.checked_add(s)).is_some_and(|end| end <= image.len() as u64)
+    };
+    let table = |offset: usize, entry: usize, count: usize| {
+        let (at, entry, count) = (u64_at(offset), u16_at(entry).map(u64::from), u16_at(count).map(u64::from));
+        (at, entry.zip(count).and_then(|(e, c)| e.checked_mul(c)))
+    };
+    let (phoff, phbytes) = table(32, 54, 56);
+    let (shoff, shbytes) = table(40, 58, 60);
+    if !fits(phoff, phbytes) || !fits(shoff, shbytes) {
+        return Err(bad(format!("truncated: its header tables end past its {} bytes", image.len())));
+    }
+    let (phoff, phnum, phentsize) = (phoff.unwrap_or(0) as usize, u16_at(56).unwrap_or(0), u16_at(54).unwrap_or(0));
+    for entry in (0..usize::from(phnum)).map(|i| phoff + i * usize::from(phentsize)) {
+        // PT_LOAD: the loader maps p_filesz bytes from p_offset.
+        let kind = image.get(entry..entry + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        if kind == Some(1) && !fits(u64_at(entry + 8), u64_at(entry + 32)) {
+            return Err(bad(format!("truncated: a loadable segment ends past its {} bytes", image.len())));
+        }
+    }
+    Ok(())
+}
+
 impl Slot {
     fn load(module: &str, image: &[u8]) -> Result<Slot> {
+        check_elf(module, image)?;
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let dir = std::env::temp_dir().join(format!("xbarrier-{}", std::process::id()));
         std::fs::create_dir_all(&dir)
@@ -48,7 +97,11 @@ impl Slot {
         let library = unsafe { Library::open(Some(&path), RTLD_NOW | RTLD_LOCAL) };
         // The mapping stays valid after the file is gone; nothing is left in the temp dir.
         let _ = std::fs::remove_file(&path);
-        let library = library.map_err(|e| runtime_error(format!("loading host kernels of `{module}`: {e}")))?;
+        let library = library.map_err(|e| {
+            // libloading's Display is only "dlopen failed"; dlerror's text is the source.
+            let text = std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
+            runtime_error(format!("loading host kernels of `{module}`: {text}"))
+        })?;
 
         fn symbol<T: Copy>(library: &Library, module: &str, name: &[u8]) -> Result<T> {
             // SAFETY: the symbol names below are the runtime's exports with the matching
@@ -104,8 +157,8 @@ struct Pool {
     loaded: usize,
 }
 
-/// A module: its image and its pool of loaded copies.
-pub struct HostModule {
+/// A module's image and its pool of loaded copies (one per running block).
+pub struct SlotPool {
     pub name: String,
     image: &'static [u8],
     max_slots: usize,
@@ -113,11 +166,11 @@ pub struct HostModule {
     returned: Condvar,
 }
 
-impl HostModule {
+impl SlotPool {
     /// Loads the first copy (so that a bad image fails at load time, not at launch).
-    pub fn new(name: &str, image: &'static [u8], max_slots: usize) -> Result<HostModule> {
+    pub fn new(name: &str, image: &'static [u8], max_slots: usize) -> Result<SlotPool> {
         let first = Arc::new(Slot::load(name, image)?);
-        Ok(HostModule {
+        Ok(SlotPool {
             name: name.to_owned(),
             image,
             max_slots,
@@ -181,5 +234,51 @@ impl HostModule {
         let found = slots[0].kernel(&self.name, name).map(|_| ());
         self.release(slots);
         found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A minimal shared object header for this machine: one PT_LOAD of `filesz` bytes at 0.
+    fn elf(filesz: u64, len: usize) -> Vec<u8> {
+        let mut image = vec![0u8; len.max(64 + 56)];
+        image[..4].copy_from_slice(b"\x7fELF");
+        image[4] = 2;
+        image[5] = 1;
+        image[16..18].copy_from_slice(&3u16.to_le_bytes());
+        image[18..20].copy_from_slice(&ELF_MACHINE.to_le_bytes());
+        image[32..40].copy_from_slice(&64u64.to_le_bytes()); // e_phoff
+        image[54..56].copy_from_slice(&56u16.to_le_bytes()); // e_phentsize
+        image[56..58].copy_from_slice(&1u16.to_le_bytes()); // e_phnum
+        image[64..68].copy_from_slice(&1u32.to_le_bytes()); // PT_LOAD
+        image[64 + 32..64 + 40].copy_from_slice(&filesz.to_le_bytes());
+        image.truncate(len.max(64 + 56));
+        image
+    }
+
+    #[test]
+    fn complete_shared_objects_pass() {
+        check_elf("m", &elf(4096, 4096)).expect("segment inside the file");
+    }
+
+    #[test]
+    fn broken_images_are_refused_before_dlopen() {
+        let refused = |image: &[u8]| match check_elf("m", image) {
+            Err(Error::BadBundle(text)) => text,
+            other => panic!("expected BadBundle, got {other:?}"),
+        };
+        assert!(refused(b"not an ELF at all").contains("no ELF header"));
+        assert!(refused(&elf(4096, 1000)).contains("loadable segment ends past its 1000 bytes"));
+        let mut big_endian = elf(100, 200);
+        big_endian[5] = 2;
+        assert!(refused(&big_endian).contains("64-bit little-endian"));
+        let mut executable = elf(100, 200);
+        executable[16] = 2;
+        assert!(refused(&executable).contains("want a shared object"));
+        let mut tables_past_the_end = elf(100, 200);
+        tables_past_the_end[56..58].copy_from_slice(&100u16.to_le_bytes());
+        assert!(refused(&tables_past_the_end).contains("header tables end past"));
     }
 }

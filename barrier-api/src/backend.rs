@@ -1,10 +1,21 @@
-//! The trait every backend implements, and what it says about its devices.
+//! For backend implementations: the [`Backend`] trait, what a backend says about its
+//! devices, and the helpers the GPU backends share (argument slots for the launch call,
+//! aligned image copies, fault-record decoding, the bundle magic).
+//!
+//! Programs need only [`Backend`], [`BackendKind`] and [`DeviceInfo`], which the crate root
+//! re-exports. The generic wrappers ([`Device`](crate::Device), [`Stream`](crate::Stream),
+//! ...) check arguments, time launches on backends that cannot abort them and collect
+//! barrier faults, so a backend only translates calls to its runtime.
 #![allow(unsafe_code)] // declares the unsafe launch contract; implementations live elsewhere
 
 use std::fmt;
 use std::time::Duration;
 
-use crate::{KernelArg, LaunchConfig, Result};
+use crate::{FaultRecord, KernelArg, LaunchConfig, Result};
+
+pub use crate::bundle::{aligned_copy, BUNDLE_MAGIC};
+pub use crate::fault::decode_fault_record;
+pub use crate::params::KernelParams;
 
 /// Which implementation runs the kernels.
 ///
@@ -64,7 +75,11 @@ impl fmt::Display for BackendKind {
 }
 
 /// What a device is, as far as barrier code cares.
+///
+/// New fields may be added (`#[non_exhaustive]`): a backend builds one with
+/// [`DeviceInfo::new`] and sets the limits it knows.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DeviceInfo {
     /// Which backend drives it.
     pub backend: BackendKind,
@@ -86,14 +101,53 @@ pub struct DeviceInfo {
     pub max_dynamic_shared_bytes: u32,
 }
 
+impl DeviceInfo {
+    /// Device `ordinal` of `backend`, called `name`, of architecture `arch`, with limits that
+    /// admit no launch (no threads, no multiprocessors, no shared memory, no cooperative
+    /// blocks) and a wave of 1 thread, until the backend sets the fields it knows.
+    ///
+    /// ```
+    /// use xbarrier_api::{BackendKind, DeviceInfo, LaunchConfig};
+    /// let mut info = DeviceInfo::new(BackendKind::Cuda, 0, "NVIDIA H200", "sm_90");
+    /// assert!(LaunchConfig::new(1, 32).validate(&info).is_err(), "no limits set yet");
+    /// info.max_threads_per_block = 1024;
+    /// assert!(LaunchConfig::new(1, 32).validate(&info).is_ok());
+    /// ```
+    pub fn new(backend: BackendKind, ordinal: usize, name: impl Into<String>, arch: impl Into<String>) -> DeviceInfo {
+        DeviceInfo {
+            backend,
+            ordinal,
+            name: name.into(),
+            arch: arch.into(),
+            wave_size: 1,
+            multiprocessors: 0,
+            max_cooperative_blocks: 0,
+            max_threads_per_block: 0,
+            max_dynamic_shared_bytes: 0,
+        }
+    }
+}
+
 /// A backend: a family of devices and the runtime that drives them.
 ///
 /// The associated types are the backend's native handles; user code reaches them through
-/// the generic wrappers ([`Device`](crate::Device), [`Buffer`](crate::Buffer), ...), which
-/// do the argument checking so that backends only translate.
+/// the generic wrappers ([`Device`](crate::Device), [`Buffer`](crate::Buffer), ...). Those
+/// check arguments and launch configurations, bracket timed launches with events (unless
+/// [`ENFORCES_TIMEOUTS`](Self::ENFORCES_TIMEOUTS)) and read each launched module's fault
+/// record ([`take_fault`](Self::take_fault)) at [`Stream::synchronize`](crate::Stream::synchronize),
+/// so that a backend only translates. The methods here are safe to call directly, so each
+/// still refuses a byte range outside an allocation ([`Error::InvalidArgument`](crate::Error::InvalidArgument))
+/// rather than touching memory it does not own.
 pub trait Backend: Sized + Send + Sync + 'static {
     /// Which backend this is.
     const KIND: BackendKind;
+    /// Whether [`launch`](Self::launch) enforces [`LaunchConfig::timeout`] itself: it aborts
+    /// an overrunning kernel and returns [`Error::LaunchTimeout`](crate::Error::LaunchTimeout)
+    /// (the host backend, whose launches run to completion before returning). When `false`
+    /// (the GPU backends: their kernels cannot be aborted), [`Stream`](crate::Stream) records
+    /// an event before and after each timed launch and reports an overrun at the next
+    /// synchronize, after the kernel ended.
+    const ENFORCES_TIMEOUTS: bool = false;
     /// An open device (context).
     type Device: Send + Sync;
     /// One device allocation.
@@ -143,7 +197,8 @@ pub trait Backend: Sized + Send + Sync + 'static {
 
     /// Creates a stream.
     fn create_stream(device: &Self::Device) -> Result<Self::Stream>;
-    /// Enqueues a launch of `function` on `stream`.
+    /// Enqueues a launch of `function` on `stream`. A backend that reports faults or
+    /// timeouts by itself ([`ENFORCES_TIMEOUTS`](Self::ENFORCES_TIMEOUTS)) returns them here.
     ///
     /// # Safety
     /// - `args` must match the kernel's C parameter list exactly (count, order, types).
@@ -157,8 +212,16 @@ pub trait Backend: Sized + Send + Sync + 'static {
         config: &LaunchConfig,
         args: &[KernelArg],
     ) -> Result<()>;
-    /// Waits for everything enqueued on `stream`; reports a kernel's barrier fault.
+    /// Waits for everything enqueued on `stream`; errors are the runtime's own (a kernel's
+    /// barrier fault is read afterwards with [`take_fault`](Self::take_fault)).
     fn synchronize(device: &Self::Device, stream: &Self::Stream) -> Result<()>;
+    /// Reads and clears the fault record that a launch from `module` left in device memory,
+    /// once the stream that ran it has drained: `Ok(Some(..))` when a kernel recorded a
+    /// fault (a nonzero `kind`). Backends that return faults from [`launch`](Self::launch)
+    /// keep the default, which reports none.
+    fn take_fault(_device: &Self::Device, _module: &Self::Module) -> Result<Option<FaultRecord>> {
+        Ok(None)
+    }
     /// Records an event at the current end of `stream`.
     fn record(device: &Self::Device, stream: &Self::Stream) -> Result<Self::Event>;
     /// Time between two recorded (and completed) events.

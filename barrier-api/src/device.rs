@@ -3,9 +3,10 @@
 #![allow(unsafe_code)] // DeviceCopy is an unsafe marker trait; launch forwards an unsafe contract
 
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use crate::pending::{note_launch, settle_launches, PendingLaunch};
 use crate::{Backend, DeviceInfo, Error, KernelArg, KernelBundle, LaunchConfig, Result, Variant};
 
 /// Plain data that may be copied to and from a device bit for bit.
@@ -176,7 +177,7 @@ impl<B: Backend> Device<B> {
         Ok(buffer)
     }
 
-    /// Loads this backend's native image of `bundle` (see [`Variant`]).
+    /// Loads this backend's [`Variant::Default`] image of `bundle`.
     ///
     /// Errors: [`Error::ImageMissing`] when the bundle was built without this backend (its
     /// crate did not enable the feature), else the runtime's error loading the image.
@@ -188,12 +189,12 @@ impl<B: Backend> Device<B> {
     /// let module = device.load(&xbarrier_conformance::bundle()?)?;
     /// assert_eq!(module.name(), "conformance");
     /// // A bundle with no image for this backend:
-    /// let empty = KernelBundle::parse("empty", b"XBK1\0\0\0\0")?;
+    /// let empty = KernelBundle::parse("empty", b"XBK2\0\0\0\0\0\0\0\0")?;
     /// assert!(matches!(device.load(&empty), Err(Error::ImageMissing { .. })));
     /// # Ok(()) }
     /// ```
     pub fn load(&self, bundle: &KernelBundle) -> Result<Module<B>> {
-        self.load_variant(bundle, Variant::Native)
+        self.load_variant(bundle, Variant::Default)
     }
 
     /// Loads this backend's image of `bundle` in `variant`: on CUDA, [`Variant::Emulated`]
@@ -204,7 +205,7 @@ impl<B: Backend> Device<B> {
     /// use xbarrier_api::{BackendKind, Variant};
     /// let device = xbarrier_api::Device::<xbarrier::Host>::open(0)?;
     /// let bundle = xbarrier_conformance::bundle()?;
-    /// // Which variants the bundle carries for this device's backend (the host: native only).
+    /// // Which variants the bundle carries for this device's backend (the host: the default only).
     /// for variant in bundle.variants(BackendKind::Host) {
     ///     assert_eq!(device.load_variant(&bundle, variant)?.variant(), variant);
     /// }
@@ -214,12 +215,23 @@ impl<B: Backend> Device<B> {
     pub fn load_variant(&self, bundle: &KernelBundle, variant: Variant) -> Result<Module<B>> {
         let image = bundle.image_of(B::KIND, variant)?;
         let raw = B::load_module(&self.raw, bundle.name(), image)?;
-        Ok(Module { device: self.raw.clone(), raw: Arc::new(raw), name: bundle.name().to_owned(), variant })
+        Ok(Module {
+            device: self.raw.clone(),
+            raw: Arc::new(raw),
+            name: bundle.name().to_owned(),
+            variant,
+            checked: bundle.checked(),
+        })
     }
 
     /// A new stream: launches and copies on one stream run in order (see [`Stream`]).
     pub fn stream(&self) -> Result<Stream<B>> {
-        Ok(Stream { device: self.raw.clone(), info: self.info.clone(), raw: B::create_stream(&self.raw)? })
+        Ok(Stream {
+            device: self.raw.clone(),
+            info: self.info.clone(),
+            pending: Mutex::new(Vec::new()),
+            raw: B::create_stream(&self.raw)?,
+        })
     }
 }
 
@@ -326,6 +338,7 @@ pub struct Module<B: Backend> {
     raw: Arc<B::Module>,
     name: String,
     variant: Variant,
+    checked: bool,
 }
 
 impl<B: Backend> Module<B> {
@@ -336,6 +349,22 @@ impl<B: Backend> Module<B> {
     /// The variant of the image that was loaded.
     pub fn variant(&self) -> Variant {
         self.variant
+    }
+    /// Whether its device code is checked ([`KernelBundle::checked`] of the bundle it came
+    /// from): a barrier misused by its kernels is reported as [`Error::Fault`] instead of being
+    /// undefined behaviour.
+    ///
+    /// ```
+    /// # fn main() -> xbarrier_api::Result<()> {
+    /// let device = xbarrier_api::Device::<xbarrier::Host>::open(0)?;
+    /// let module = device.load(&xbarrier_conformance::bundle()?)?;
+    /// // The conformance kernels are compiled as this build compiles kernels (checked in
+    /// // debug builds and with the `checked` feature).
+    /// assert_eq!(module.checked(), xbarrier::CHECKED);
+    /// # Ok(()) }
+    /// ```
+    pub fn checked(&self) -> bool {
+        self.checked
     }
     /// Kernel `name` of this module; [`Error::KernelNotFound`] if it has none of that name
     /// (kernels must be `extern "C"`, which `XB_KERNEL` declares).
@@ -351,20 +380,21 @@ impl<B: Backend> Module<B> {
     /// ```
     pub fn kernel(&self, name: &str) -> Result<Kernel<B>> {
         let raw = B::function(&self.device, &self.raw, name)?;
-        Ok(Kernel { raw, name: name.to_owned(), _module: self.raw.clone() })
+        Ok(Kernel { raw, name: name.into(), module: self.raw.clone() })
     }
 }
 
 /// A kernel, ready to launch.
 pub struct Kernel<B: Backend> {
     raw: B::Function,
-    name: String,
-    _module: Arc<B::Module>,
+    name: Arc<str>,
+    /// Its module: kept loaded while the kernel exists, and read for faults after launches.
+    module: Arc<B::Module>,
 }
 
 impl<B: Backend> Clone for Kernel<B> {
     fn clone(&self) -> Self {
-        Kernel { raw: self.raw.clone(), name: self.name.clone(), _module: self._module.clone() }
+        Kernel { raw: self.raw.clone(), name: self.name.clone(), module: self.module.clone() }
     }
 }
 
@@ -379,6 +409,9 @@ impl<B: Backend> Kernel<B> {
 pub struct Stream<B: Backend> {
     device: Arc<B::Device>,
     info: DeviceInfo,
+    /// Launches since the last synchronize whose module or time limit it must check (dropped
+    /// before the stream itself).
+    pending: Mutex<Vec<PendingLaunch<B::Module, B::Event>>>,
     raw: B::Stream,
 }
 
@@ -389,7 +422,8 @@ impl<B: Backend> Stream<B> {
     /// [`Error::InvalidArgument`]). A barrier fault of a checked build, an uncaught C++
     /// exception (host) or an overrun of [`LaunchConfig::timeout`] is returned here or by the
     /// next [`Stream::synchronize`]: the host backend runs a launch to completion before
-    /// returning, the GPU backends report at `synchronize`.
+    /// returning, the GPU backends report at `synchronize` (a GPU kernel cannot be aborted, so
+    /// an overrun is reported after it ended).
     ///
     /// # Safety
     /// - `args` must match the kernel's C parameter list exactly (count, order, types).
@@ -413,13 +447,27 @@ impl<B: Backend> Stream<B> {
     /// ```
     pub unsafe fn launch(&self, kernel: &Kernel<B>, config: &LaunchConfig, args: &[KernelArg]) -> Result<()> {
         config.validate(&self.info)?;
+        // A backend that cannot abort kernels gets the launch bracketed by events instead.
+        let limit = config.timeout.filter(|_| !B::ENFORCES_TIMEOUTS);
+        let start = limit.map(|_| B::record(&self.device, &self.raw)).transpose()?;
         // SAFETY: the caller guarantees the argument and lifetime bullets; validate() checked the config.
-        unsafe { B::launch(&self.device, &self.raw, &kernel.raw, config, args) }
+        unsafe { B::launch(&self.device, &self.raw, &kernel.raw, config, args)? };
+        let timing = match (start, limit) {
+            (Some(start), Some(limit)) => Some((start, B::record(&self.device, &self.raw)?, limit)),
+            _ => None,
+        };
+        let launch = PendingLaunch { kernel: kernel.name.clone(), module: kernel.module.clone(), timing };
+        note_launch(&mut self.pending.lock().unwrap_or_else(PoisonError::into_inner), launch);
+        Ok(())
     }
     /// Waits for all enqueued work; a kernel's barrier fault is reported here (or at launch),
-    /// as [`Error::Fault`], and an overrun of a launch's timeout as [`Error::LaunchTimeout`].
+    /// as [`Error::Fault`] naming the last kernel launched from the faulting module, and an
+    /// overrun of a launch's timeout as [`Error::LaunchTimeout`]. Either is reported once:
+    /// the next synchronize starts afresh.
     pub fn synchronize(&self) -> Result<()> {
-        B::synchronize(&self.device, &self.raw)
+        let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
+        B::synchronize(&self.device, &self.raw)?;
+        settle_launches(&pending, |module| B::take_fault(&self.device, module), B::elapsed)
     }
     /// Enqueues a device-to-device copy of all of `src` into `dst` (same length), ordered
     /// after the work enqueued before it; [`Stream::synchronize`] waits for it. Dropping a

@@ -16,7 +16,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// fn describe(result: Result<()>) -> String {
 ///     match result {
 ///         Ok(()) => "ok".into(),
-///         // No runtime or no GPU: skip, as the test suites do.
+///         // No runtime or no GPU: skip, as the test suites do (any other error fails them).
 ///         Err(Error::LibraryNotFound { .. } | Error::NoDevice { .. }) => "skipped".into(),
 ///         // A barrier misused in a kernel (checked builds): op, block, thread, barrier state.
 ///         Err(Error::Fault(fault)) => format!("{:?} in {}", fault.kind, fault.kernel),
@@ -25,11 +25,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///     }
 /// }
 ///
-/// assert_eq!(describe(KernelBundle::parse("m", b"nope").map(drop)), "malformed kernel bundle: module `m`: missing XBK1 magic");
+/// assert_eq!(describe(KernelBundle::parse("m", b"nope").map(drop)), "malformed kernel bundle: module `m`: missing XBK2 magic");
 /// let empty_block = LaunchConfig::new(1, 0);
-/// # let device = xbarrier_api::DeviceInfo { backend: xbarrier_api::BackendKind::Host, ordinal: 0, name: "d".into(),
-/// #     arch: "host".into(), wave_size: 1, multiprocessors: 1, max_cooperative_blocks: 1,
-/// #     max_threads_per_block: 1024, max_dynamic_shared_bytes: 0 };
+/// # let mut device = xbarrier_api::DeviceInfo::new(xbarrier_api::BackendKind::Host, 0, "d", "host");
+/// # device.max_threads_per_block = 1024;
 /// assert!(describe(empty_block.validate(&device)).starts_with("launch: empty grid"));
 /// ```
 #[derive(Debug, thiserror::Error)]
@@ -94,7 +93,7 @@ pub enum Error {
         kernel: String,
     },
     /// The module was not compiled for this backend, or not in this variant.
-    #[error("module `{module}` has no {backend} {variant} image (built for: {available}); enable the `{backend}` feature of xbarrier and rebuild (checked builds carry only native images, which run the protocol)")]
+    #[error("module `{module}` has no {backend} {variant} image (built for: {available}); enable the `{backend}` feature of xbarrier and rebuild (checked builds carry only the default image, which runs the protocol)")]
     ImageMissing {
         /// Module name.
         module: String,

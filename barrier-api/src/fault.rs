@@ -24,7 +24,9 @@ pub enum FaultKind {
     TxRange,
     /// The phase's tx-count left `-(2^20-1)..=2^20-1`.
     TxOverflow,
-    /// A tx API on a barrier that is not block scope.
+    /// A tx API on a barrier that is not block scope. Not raised any more: such a call does
+    /// not compile (`barrier_arrive_tx` and the others take only block-scope barriers); the
+    /// code stays reserved in `abi.h`.
     TxScope,
     /// A tx API on a barrier outside shared memory.
     TxNotShared,
@@ -140,7 +142,8 @@ impl BarrierOp {
     }
 }
 
-/// The raw record a kernel writes (`xb_fault_record` in `abi.h`), as backends read it.
+/// The raw record a kernel writes (`xb_fault_record` in `abi.h`): [`BarrierFault::record`]
+/// keeps it with the block, thread, values and barrier state of a fault.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FaultRecord {
@@ -173,40 +176,40 @@ pub struct FaultRecord {
 impl FaultRecord {
     /// Size of the record in device memory (`sizeof(xb_fault_record)`).
     pub const SIZE: usize = std::mem::size_of::<FaultRecord>();
+}
 
-    /// Decodes the record from its device bytes (native byte order), as a backend copies
-    /// them out of the module's `xb_fault_record_slot`.
-    ///
-    /// ```
-    /// use xbarrier_api::FaultRecord;
-    /// let mut bytes = [0u8; FaultRecord::SIZE];
-    /// bytes[0..4].copy_from_slice(&9u32.to_ne_bytes()); // kind: XB_FAULT_WAIT_TIMEOUT
-    /// bytes[4..8].copy_from_slice(&7u32.to_ne_bytes()); // op: XB_OP_WAIT
-    /// bytes[20..24].copy_from_slice(&33u32.to_ne_bytes()); // thread.x
-    /// let record = FaultRecord::from_ne_bytes(&bytes);
-    /// assert_eq!((record.kind, record.op, record.thread), (9, 7, [33, 0, 0]));
-    /// ```
-    pub fn from_ne_bytes(bytes: &[u8; FaultRecord::SIZE]) -> FaultRecord {
-        let mut at = 0;
-        let mut u32_ = || {
-            let v = u32::from_ne_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
-            at += 4;
-            v
-        };
-        let (kind, op) = (u32_(), u32_());
-        let block = [u32_(), u32_(), u32_()];
-        let thread = [u32_(), u32_(), u32_()];
-        let eight = |at: usize| -> [u8; 8] {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&bytes[at..at + 8]);
-            b
-        };
-        let barrier = u64::from_ne_bytes(eight(32));
-        let [value, limit, pending, tx, expected] = [40, 48, 56, 64, 72].map(|at| i64::from_ne_bytes(eight(at)));
-        let phase_parity = u32::from_ne_bytes([bytes[80], bytes[81], bytes[82], bytes[83]]);
-        let scope = u32::from_ne_bytes([bytes[84], bytes[85], bytes[86], bytes[87]]);
-        FaultRecord { kind, op, block, thread, barrier, value, limit, pending, tx, expected, phase_parity, scope }
-    }
+/// Decodes a fault record from its device bytes (native byte order), as a backend copies them
+/// out of a module's `xb_fault_record_slot`.
+///
+/// ```
+/// use xbarrier_api::{backend::decode_fault_record, FaultRecord};
+/// let mut bytes = [0u8; FaultRecord::SIZE];
+/// bytes[0..4].copy_from_slice(&9u32.to_ne_bytes()); // kind: XB_FAULT_WAIT_TIMEOUT
+/// bytes[4..8].copy_from_slice(&7u32.to_ne_bytes()); // op: XB_OP_WAIT
+/// bytes[20..24].copy_from_slice(&33u32.to_ne_bytes()); // thread.x
+/// let record = decode_fault_record(&bytes);
+/// assert_eq!((record.kind, record.op, record.thread), (9, 7, [33, 0, 0]));
+/// ```
+pub fn decode_fault_record(bytes: &[u8; FaultRecord::SIZE]) -> FaultRecord {
+    let mut at = 0;
+    let mut u32_ = || {
+        let v = u32::from_ne_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        at += 4;
+        v
+    };
+    let (kind, op) = (u32_(), u32_());
+    let block = [u32_(), u32_(), u32_()];
+    let thread = [u32_(), u32_(), u32_()];
+    let eight = |at: usize| -> [u8; 8] {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&bytes[at..at + 8]);
+        b
+    };
+    let barrier = u64::from_ne_bytes(eight(32));
+    let [value, limit, pending, tx, expected] = [40, 48, 56, 64, 72].map(|at| i64::from_ne_bytes(eight(at)));
+    let phase_parity = u32::from_ne_bytes([bytes[80], bytes[81], bytes[82], bytes[83]]);
+    let scope = u32::from_ne_bytes([bytes[84], bytes[85], bytes[86], bytes[87]]);
+    FaultRecord { kind, op, block, thread, barrier, value, limit, pending, tx, expected, phase_parity, scope }
 }
 
 /// A barrier misuse or deadlock inside a kernel, with where it happened and the barrier's state.
@@ -373,7 +376,7 @@ mod tests {
         bytes[32..40].copy_from_slice(&0xabcu64.to_ne_bytes());
         bytes[56..64].copy_from_slice(&(-1i64).to_ne_bytes());
         bytes[84..88].copy_from_slice(&2u32.to_ne_bytes());
-        let r = FaultRecord::from_ne_bytes(&bytes);
+        let r = decode_fault_record(&bytes);
         assert_eq!((r.kind, r.op, r.thread, r.barrier, r.pending, r.scope), (3, 2, [7, 0, 0], 0xabc, -1, 2));
         assert_eq!(FaultRecord::SIZE, 88, "must match sizeof(xb_fault_record)");
     }

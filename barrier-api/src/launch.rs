@@ -136,17 +136,11 @@ impl LaunchConfig {
     /// ```
     /// use xbarrier_api::{BackendKind, DeviceInfo, Error, LaunchConfig};
     ///
-    /// let device = DeviceInfo {
-    ///     backend: BackendKind::Host,
-    ///     ordinal: 0,
-    ///     name: "example".into(),
-    ///     arch: "host".into(),
-    ///     wave_size: 1,
-    ///     multiprocessors: 4,
-    ///     max_cooperative_blocks: 8,
-    ///     max_threads_per_block: 1024,
-    ///     max_dynamic_shared_bytes: 48 * 1024,
-    /// };
+    /// let mut device = DeviceInfo::new(BackendKind::Host, 0, "example", "host");
+    /// device.multiprocessors = 4;
+    /// device.max_cooperative_blocks = 8;
+    /// device.max_threads_per_block = 1024;
+    /// device.max_dynamic_shared_bytes = 48 * 1024;
     /// assert!(LaunchConfig::new(8, 1024).cooperative().validate(&device).is_ok());
     /// let refused = LaunchConfig::new(1, 1025).validate(&device).unwrap_err();
     /// assert!(matches!(refused, Error::InvalidArgument { call: "launch", .. }));

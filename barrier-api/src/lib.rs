@@ -8,7 +8,8 @@
 //! [`Error::Fault`] with a [`BarrierFault`] naming the operation, block and thread.
 //!
 //! Programs normally use these types through the `xbarrier` crate, which re-exports them and
-//! adds the backends. Code written against this crate alone stays generic over [`Backend`]:
+//! adds the backends; what only backend implementations need is in [`backend`]. Code written
+//! against this crate alone stays generic over [`Backend`]:
 //!
 //! ```
 //! use xbarrier_api::{Backend, Device, Result};
@@ -29,7 +30,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-mod backend;
+pub mod backend;
 mod bundle;
 mod device;
 mod error;
@@ -40,11 +41,9 @@ mod pending;
 mod variant;
 
 pub use backend::{Backend, BackendKind, DeviceInfo};
-pub use bundle::{KernelBundle, BUNDLE_MAGIC};
+pub use bundle::KernelBundle;
 pub use device::{Buffer, Device, DeviceCopy, Event, Kernel, Module, Stream};
 pub use error::{Error, Result};
 pub use fault::{BarrierFault, BarrierOp, FaultKind, FaultRecord};
 pub use launch::{Dim3, KernelArg, LaunchConfig};
-pub use params::KernelParams;
-pub use pending::{note_launch, settle_launches, PendingLaunch};
 pub use variant::Variant;

@@ -51,10 +51,11 @@ fn put(dst: &mut [u8; 8], src: &[u8]) -> usize {
     src.len()
 }
 
-/// The arguments of one launch, each in its own aligned slot (for backend implementations).
+/// The arguments of one launch, each in its own aligned slot: what a GPU backend passes to
+/// its runtime's launch call.
 ///
 /// ```
-/// use xbarrier_api::{KernelArg, KernelParams};
+/// use xbarrier_api::{backend::KernelParams, KernelArg};
 /// let mut params = KernelParams::new(&[KernelArg::U32(7), KernelArg::F64(0.25)]);
 /// let pointers = params.pointers(); // what cuLaunchKernel's kernelParams takes
 /// // SAFETY: each pointer addresses its argument's slot, which holds the C value at its start.

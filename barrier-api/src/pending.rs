@@ -1,6 +1,7 @@
-//! What a GPU stream remembers about its launches until `synchronize`, and what
-//! `synchronize` then reports: a barrier fault recorded by a module, or a launch that ran
-//! past its `LaunchConfig::timeout` (GPU kernels cannot be aborted, so the overrun is
+//! What a [`Stream`](crate::Stream) remembers about its launches until `synchronize`, and
+//! what `synchronize` then reports: a barrier fault that a module recorded
+//! ([`Backend::take_fault`](crate::Backend::take_fault)), or a launch that ran past its
+//! `LaunchConfig::timeout` on a backend that cannot abort kernels (the GPUs: the overrun is
 //! reported once the stream has drained).
 
 use std::sync::Arc;
@@ -9,19 +10,19 @@ use std::time::Duration;
 use crate::{BarrierFault, Error, FaultRecord, Result};
 
 /// One launch since the last synchronize. `M` is the backend's module, `E` its event.
-pub struct PendingLaunch<M, E> {
+pub(crate) struct PendingLaunch<M, E> {
     /// The kernel's name.
-    pub kernel: Arc<str>,
+    pub(crate) kernel: Arc<str>,
     /// The module it came from (its fault record names this launch).
-    pub module: Arc<M>,
+    pub(crate) module: Arc<M>,
     /// Events around the launch and its time limit, when it had one.
-    pub timing: Option<(E, E, Duration)>,
+    pub(crate) timing: Option<(E, E, Duration)>,
 }
 
 /// Remembers `launch` until the stream's next synchronize. Only the last untimed launch per
 /// module matters (it names that module's fault), so the list stays short however many
 /// launches precede a synchronize.
-pub fn note_launch<M, E>(pending: &mut Vec<PendingLaunch<M, E>>, launch: PendingLaunch<M, E>) {
+pub(crate) fn note_launch<M, E>(pending: &mut Vec<PendingLaunch<M, E>>, launch: PendingLaunch<M, E>) {
     if launch.timing.is_none() {
         pending.retain(|p| p.timing.is_some() || !Arc::ptr_eq(&p.module, &launch.module));
     }
@@ -30,25 +31,11 @@ pub fn note_launch<M, E>(pending: &mut Vec<PendingLaunch<M, E>>, launch: Pending
 
 /// Reports the launches of a drained stream: first a barrier fault (each module's record is
 /// read once, `take_fault`, and named after that module's last launch), then the first
-/// launch that ran past its limit (`elapsed_ms` between its events).
-///
-/// ```
-/// use std::sync::Arc;
-/// use std::time::Duration;
-/// use xbarrier_api::{note_launch, settle_launches, Error, PendingLaunch};
-/// // A backend's module and event types; here a name and a time stamp in ms.
-/// let module = Arc::new("module");
-/// let mut pending = Vec::new();
-/// note_launch(&mut pending, PendingLaunch { kernel: "fast".into(), module: module.clone(), timing: Some((0.0f32, 3.0, Duration::from_millis(10))) });
-/// note_launch(&mut pending, PendingLaunch { kernel: "slow".into(), module, timing: Some((3.0, 40.0, Duration::from_millis(10))) });
-/// // No module recorded a fault; "slow" took 37 ms against its 10.
-/// let result = settle_launches(&pending, |_| Ok(None), |start, end| Ok(end - start));
-/// assert!(matches!(result, Err(Error::LaunchTimeout { kernel, .. }) if kernel == "slow"));
-/// ```
-pub fn settle_launches<M, E>(
+/// launch that ran past its limit (`elapsed` between its events).
+pub(crate) fn settle_launches<M, E>(
     pending: &[PendingLaunch<M, E>],
     mut take_fault: impl FnMut(&M) -> Result<Option<FaultRecord>>,
-    mut elapsed_ms: impl FnMut(&E, &E) -> Result<f32>,
+    mut elapsed: impl FnMut(&E, &E) -> Result<Duration>,
 ) -> Result<()> {
     let mut fault = None;
     let mut seen: Vec<*const M> = Vec::new();
@@ -67,7 +54,7 @@ pub fn settle_launches<M, E>(
     }
     for launch in pending {
         if let Some((start, end, limit)) = &launch.timing {
-            if f64::from(elapsed_ms(start, end)?) / 1e3 > limit.as_secs_f64() {
+            if elapsed(start, end)? > *limit {
                 return Err(Error::LaunchTimeout { kernel: launch.kernel.to_string(), seconds: limit.as_secs_f64() });
             }
         }
@@ -99,14 +86,18 @@ mod tests {
                 reads.push(*m);
                 Ok((*m == 1).then(|| FaultRecord { kind: 3, op: 2, ..Default::default() }))
             },
-            |s: &u32, e: &u32| Ok((e - s) as f32),
+            |s: &u32, e: &u32| Ok(Duration::from_millis(u64::from(e - s))),
         )
         .expect_err("module 1 faulted");
         assert!(matches!(&err, Error::Fault(f) if f.kernel == "k2"), "{err}");
         assert_eq!(reads, [2, 1], "each module read once, newest launch first");
-        let timed_out = settle_launches(&pending, |_: &u8| Ok(None), |s: &u32, e: &u32| Ok((e - s) as f32));
+        let timed_out = settle_launches(
+            &pending,
+            |_: &u8| Ok(None),
+            |s: &u32, e: &u32| Ok(Duration::from_millis(u64::from(e - s))),
+        );
         assert!(matches!(timed_out, Err(Error::LaunchTimeout { ref kernel, .. }) if kernel == "k1"));
-        assert!(settle_launches(&pending[1..], |_: &u8| Ok(None), |_: &u32, _: &u32| Ok(0.0)).is_ok());
+        assert!(settle_launches(&pending[1..], |_: &u8| Ok(None), |_: &u32, _: &u32| Ok(Duration::ZERO)).is_ok());
     }
 
     #[test]

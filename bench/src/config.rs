@@ -4,7 +4,7 @@ use std::fmt;
 
 use xbarrier::{DeviceInfo, Error, Result};
 
-/// The benchmarks (DESIGN.md §6).
+/// The benchmarks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Benchmark {
     /// Block barrier arrive + wait, one block per SM.
@@ -130,7 +130,7 @@ impl Config {
             stream_bytes: 2 << 30,
             reduction: Pipeline { stages: 6, stage_bytes: 16 << 10, blocks_per_sm: 2 },
             consumer_warps: 4,
-            // The best of tools/bench-sweep.sh on the H200 (bench/results/2026-11-29-h200-bench.md).
+            // The copy's shape: no shape tools/bench-sweep.sh tried on an H200 was clearly faster.
             copy: Pipeline { stages: 4, stage_bytes: 48 << 10, blocks_per_sm: 2 },
             grid_threads: 256,
             warmup: 2,
@@ -198,17 +198,13 @@ mod tests {
     use xbarrier::BackendKind;
 
     fn h200() -> DeviceInfo {
-        DeviceInfo {
-            backend: BackendKind::Cuda,
-            ordinal: 0,
-            name: "NVIDIA H200".into(),
-            arch: "sm_90".into(),
-            wave_size: 32,
-            multiprocessors: 132,
-            max_cooperative_blocks: 132,
-            max_threads_per_block: 1024,
-            max_dynamic_shared_bytes: 232_448,
-        }
+        let mut info = DeviceInfo::new(BackendKind::Cuda, 0, "NVIDIA H200", "sm_90");
+        info.wave_size = 32;
+        info.multiprocessors = 132;
+        info.max_cooperative_blocks = 132;
+        info.max_threads_per_block = 1024;
+        info.max_dynamic_shared_bytes = 232_448;
+        info
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! pipeline in raw PTX and a plain grid-stride kernel; GB/s read, each launch's sum checked
 //! against the exact sum the host computes meanwhile.
 
-use xbarrier::{Backend, Buffer, Device, Error, Kernel, KernelArg, LaunchConfig, Result, Stream};
+use xbarrier::{Backend, BackendKind, Buffer, Device, Error, Kernel, KernelArg, LaunchConfig, Result, Stream};
 
 use crate::kernels::{raw_ptx_missing, DeviceReport, Heard, Images};
 use crate::report::{Row, Status, Target, Unit};
@@ -29,8 +29,10 @@ pub(crate) fn run<B: Backend>(
 ) -> Vec<Row> {
     let label = format!("{} u32", bytes_text(config.stream_bytes));
     let unit = Unit::GigabytesPerSecond;
+    // Target (CUDA, where the raw-PTX pipeline runs): at least the raw-PTX pipeline's GB/s.
+    let target = (B::KIND == BackendKind::Cuda).then_some(Target::RatioAtLeast(1.0));
     let rows = [
-        Row::new(Benchmark::Reduction, &label, XB, unit).against(RAW_PTX, None).target(Target::AtLeast(4300.0)),
+        Row::new(Benchmark::Reduction, &label, XB, unit).against(RAW_PTX, target),
         Row::new(Benchmark::Reduction, &label, RAW_PTX, unit),
         Row::new(Benchmark::Reduction, &label, PLAIN, unit).against(RAW_PTX, None),
     ];

@@ -40,11 +40,14 @@ impl fmt::Display for Unit {
     }
 }
 
-/// What a row must achieve (DESIGN.md §6; measured on an H200, release build).
+/// What a row must achieve: the project's performance targets (docs/performance.md), for
+/// release builds, each against a baseline measured in the same process.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Target {
-    /// value / baseline's value ≤ the ratio.
+    /// value / baseline's value ≤ the ratio (times: lower is better).
     RatioAtMost(f64),
+    /// value / baseline's value ≥ the ratio (bandwidths: higher is better).
+    RatioAtLeast(f64),
     /// value ≥ this, in the row's unit.
     AtLeast(f64),
     /// value ≤ this, in the row's unit.
@@ -57,14 +60,20 @@ impl Target {
     pub fn met(self, value: f64, ratio: Option<f64>) -> Option<bool> {
         match self {
             Target::RatioAtMost(limit) => ratio.map(|r| r <= limit),
+            Target::RatioAtLeast(limit) => ratio.map(|r| r >= limit),
             Target::AtLeast(limit) => Some(value >= limit),
             Target::AtMost(limit) => Some(value <= limit),
         }
     }
-    /// The target as text, e.g. `<= 1.00x raw PTX` or `>= 4300 GB/s`.
+    /// Whether the target compares with a baseline (rather than with a fixed value).
+    pub fn is_ratio(self) -> bool {
+        matches!(self, Target::RatioAtMost(_) | Target::RatioAtLeast(_))
+    }
+    /// The target as text, e.g. `<= 1.00x raw PTX`, `>= 0.93x cudaMemcpy D2D` or `>= 4300 GB/s`.
     pub fn describe(self, unit: Unit, baseline: Option<&str>) -> String {
         match self {
             Target::RatioAtMost(limit) => format!("<= {limit:.2}x {}", baseline.unwrap_or("baseline")),
+            Target::RatioAtLeast(limit) => format!(">= {limit:.2}x {}", baseline.unwrap_or("baseline")),
             Target::AtLeast(limit) => format!(">= {limit} {unit}"),
             Target::AtMost(limit) => format!("<= {limit} {unit}"),
         }
@@ -155,7 +164,8 @@ impl Row {
         self.target = target;
         self
     }
-    /// Sets an absolute target.
+    /// Sets a fixed-value target (the built-in benchmarks compare with baselines instead).
+    #[cfg(test)]
     pub(crate) fn target(mut self, target: Target) -> Row {
         self.target = Some(target);
         self
@@ -287,5 +297,24 @@ mod tests {
         row.status = Status::Incorrect("sum off by 3".into());
         assert_eq!((row.verdict(), row.correctness()), (Verdict::Unknown, "WRONG"));
         assert!(!Unit::GigabytesPerSecond.lower_is_better() && Unit::Nanoseconds.lower_is_better());
+    }
+
+    #[test]
+    fn ratio_at_least() {
+        let mut rows = vec![
+            Row::new(Benchmark::Copy, "2 GiB", "xb", Unit::GigabytesPerSecond)
+                .against("memcpy", Some(Target::RatioAtLeast(0.93))),
+            Row::new(Benchmark::Copy, "2 GiB", "memcpy", Unit::GigabytesPerSecond),
+        ];
+        rows[0].status = Status::Measured { value: 3947.0, samples: vec![3947.0] };
+        rows[1].status = Status::Measured { value: 4236.0, samples: vec![4236.0] };
+        set_ratios(&mut rows);
+        assert_eq!(rows[0].verdict(), Verdict::Pass, "{rows:?}");
+        assert_eq!(rows[0].target_text(), ">= 0.93x memcpy");
+        rows[0].status = Status::Measured { value: 3908.0, samples: vec![3908.0] };
+        rows[1].status = Status::Measured { value: 4225.0, samples: vec![4225.0] };
+        set_ratios(&mut rows);
+        assert_eq!(rows[0].verdict(), Verdict::Miss, "{rows:?}");
+        assert!(Target::RatioAtLeast(1.0).is_ratio() && !Target::AtLeast(1.0).is_ratio());
     }
 }

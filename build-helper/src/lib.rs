@@ -238,13 +238,13 @@ impl Kernels {
         for &backend in &meta.backends {
             match backend {
                 BackendKind::Host => {
-                    images.push((backend, Variant::Native, self.build_host(meta, checked, &sources, out_dir)?))
+                    images.push((backend, Variant::Default, self.build_host(meta, checked, &sources, out_dir)?))
                 }
                 BackendKind::Cuda => {
                     images.push((
                         backend,
-                        Variant::Native,
-                        self.build_cuda(meta, checked, Variant::Native, &sources, out_dir)?,
+                        Variant::Default,
+                        self.build_cuda(meta, checked, Variant::Default, &sources, out_dir)?,
                     ));
                     // Checked builds run the protocol on every path: the two images would be equal.
                     if !checked {
@@ -256,12 +256,12 @@ impl Kernels {
                     }
                 }
                 BackendKind::Hip => {
-                    images.push((backend, Variant::Native, self.build_hip(meta, checked, &sources, out_dir)?))
+                    images.push((backend, Variant::Default, self.build_hip(meta, checked, &sources, out_dir)?))
                 }
             }
         }
         let path = out_dir.join(format!("{}.xbk", self.name));
-        std::fs::write(&path, KernelBundle::encode(&images))
+        std::fs::write(&path, KernelBundle::encode(checked, &images))
             .or_else(|e| fail(format!("writing {}: {e}", path.display())))?;
         Ok(path)
     }

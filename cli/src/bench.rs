@@ -329,17 +329,7 @@ mod tests {
         emulated.baseline = Some("raw PTX");
         emulated.target = Some(Target::RatioAtMost(2.0));
         let report = Report {
-            device: DeviceInfo {
-                backend: BackendKind::Cuda,
-                ordinal: 0,
-                name: "NVIDIA H200".into(),
-                arch: "sm_90".into(),
-                wave_size: 32,
-                multiprocessors: 132,
-                max_cooperative_blocks: 132,
-                max_threads_per_block: 1024,
-                max_dynamic_shared_bytes: 232_448,
-            },
+            device: DeviceInfo::new(BackendKind::Cuda, 0, "NVIDIA H200", "sm_90"),
             checked: false,
             rows: vec![xb, emulated, row("raw PTX", measured(84.0))],
             notes: vec!["a note".into()],

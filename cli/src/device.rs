@@ -190,8 +190,8 @@ mod hip {
                 None => format!("{} (the runtime's device properties name none)", info.arch),
             },
         ));
-        let native = image.variants.first().copied().unwrap_or(Variant::Native);
-        let objects = match image.bundle.image_of(BackendKind::Hip, native).map(code_object_targets) {
+        let default = image.variants.first().copied().unwrap_or(Variant::Default);
+        let objects = match image.bundle.image_of(BackendKind::Hip, default).map(code_object_targets) {
             Ok(Some(targets)) => format!("{}; {}", targets.join(", "), verdict(&targets, &info.arch)),
             Ok(None) => "not listed (the image is not an uncompressed clang offload bundle)".to_owned(),
             Err(e) => format!("none: {e}"),

@@ -17,8 +17,8 @@ pub struct LowerArgs {
     /// Operations to show, comma-separated (all when absent)
     #[arg(long, value_delimiter = ',')]
     op: Vec<String>,
-    /// The image variant: native (mbarrier on sm_90) or emulated (the portable protocol)
-    #[arg(long, default_value = "native")]
+    /// The image variant: default (mbarrier on sm_90) or emulated (the portable protocol)
+    #[arg(long, default_value = "default")]
     variant: String,
     /// Checked device code (runs the protocol on every path)
     #[arg(long)]

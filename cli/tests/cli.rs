@@ -138,7 +138,7 @@ fn lower_rejects_unknown_names() {
              AMDGPU target ID",
         ),
         (&["lower", "--op", "arrive,teleport"][..], "unknown operation `teleport`"),
-        (&["lower", "--variant", "fast"][..], "unknown variant `fast`; known: native, emulated"),
+        (&["lower", "--variant", "fast"][..], "unknown variant `fast`; known: default, emulated"),
         (&["lower", "--op", "arrive", "--fast-path"][..], "--fast-path needs a round-trip operation: arrive_and_wait"),
     ] {
         let output = xbar(args);
@@ -164,7 +164,7 @@ fn lower_takes_any_amd_target_the_compiler_knows() {
             return; // no AMD compiler here
         }
         assert!(output.status.success(), "{target}: {stderr}");
-        assert!(stdout.contains(&format!("== arrive_and_wait on {target} native (unchecked)")), "{stdout}");
+        assert!(stdout.contains(&format!("== arrive_and_wait on {target} default (unchecked)")), "{stdout}");
         assert!(stdout.contains("ds_add_rtn_u64") && stdout.trim_end().ends_with("s_endpgm"), "{stdout}");
     }
     let output = xbar(&["lower", "--target", "gfx9999", "--op", "arrive"]);
@@ -181,7 +181,7 @@ fn lower_prints_the_instructions_of_an_op() {
     let (stdout, stderr) = text(&output);
     let required = std::env::var("XBAR_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1");
     if output.status.success() {
-        assert!(stdout.contains("== arrive_tx on sm_90 native (unchecked)"), "{stdout}");
+        assert!(stdout.contains("== arrive_tx on sm_90 default (unchecked)"), "{stdout}");
         assert!(stdout.contains("SYNCS.ARRIVE.TRANS64"), "{stdout}");
         // A round trip's header gives its fast path, which --fast-path lists.
         let output = xbar(&["lower", "--target", "sm_90", "--op", "arrive_and_wait", "--fast-path"]);

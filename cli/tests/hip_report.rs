@@ -5,7 +5,7 @@
 //! Where this xbar has the `hip` backend (`cargo test -p xbar --features hip`), the tests run
 //! it against backend-hip's stand-in runtime (`backend-hip/tests/fake_hip.c`, compiled with
 //! `$CC`, else `cc`, into a `libamdhip64.so` found through `LD_LIBRARY_PATH`): one "AMD
-//! Instinct" (gfx942) whose counter rate `FAKE_HIP_WALL_CLOCK` sets, and which refuses real
+//! Instinct" (gfx942) whose counter rate `XBAR_FAKE_HIP_WALL_CLOCK` sets, and which refuses real
 //! kernel images, so the cases themselves are ignored and the benchmarks cannot run.
 
 mod common;
@@ -40,12 +40,12 @@ fn fake_library_dir() -> &'static PathBuf {
     })
 }
 
-/// Runs `xbar args` on the fake runtime, its counter at `wall_clock` (`FAKE_HIP_WALL_CLOCK`).
+/// Runs `xbar args` on the fake runtime, its counter at `wall_clock` (`XBAR_FAKE_HIP_WALL_CLOCK`).
 fn xbar_on_fake(args: &[&str], wall_clock: &str) -> Output {
     Command::new(env!("CARGO_BIN_EXE_xbar"))
         .args(args)
         .env("LD_LIBRARY_PATH", fake_library_dir())
-        .env("FAKE_HIP_WALL_CLOCK", wall_clock)
+        .env("XBAR_FAKE_HIP_WALL_CLOCK", wall_clock)
         .env_remove("ROCM_PATH")
         .env_remove("HIP_PATH")
         .env_remove("XBAR_REQUIRE_GPU")

@@ -10,7 +10,7 @@ fn main() -> xbarrier::Result<()> {
     let module = device.load(&xbarrier::kernel_bundle!("conformance")?)?;
     let kernel = module.kernel("xbc_round_trip")?;
     let stream = device.stream()?;
-    println!("device: {}; checked device code: {}", device.info().name, xbarrier::CHECKED);
+    println!("device: {}; checked device code: {}", device.info().name, module.checked());
     println!("| threads | phases | best of 5 (ms) | per phase (us) |");
     println!("| ---: | ---: | ---: | ---: |");
     for threads in [2u32, 8, 64, 256, 1024] {

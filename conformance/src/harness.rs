@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use xbarrier::{Backend, Buffer, Device, Error, KernelArg, LaunchConfig, Module, Stream, Variant};
+use xbarrier::{
+    Backend, BackendKind, Buffer, Device, Error, KernelArg, KernelBundle, LaunchConfig, Module, Stream, Variant,
+};
 
 /// A passed case, with a line saying what was exercised.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,9 +55,16 @@ pub struct Ctx<B: Backend> {
 impl<B: Backend> Ctx<B> {
     /// Opens device 0 and loads the conformance module in `variant`.
     pub fn open(variant: Variant) -> xbarrier::Result<Ctx<B>> {
+        Self::open_bundle(&crate::bundle()?, variant)
+    }
+
+    /// Opens device 0 and loads `bundle`'s image in `variant`. A bundle without that image
+    /// fails with [`Error::ImageMissing`] before the device is opened, so also where there
+    /// is no device.
+    pub fn open_bundle(bundle: &KernelBundle, variant: Variant) -> xbarrier::Result<Ctx<B>> {
+        bundle.image_of(B::KIND, variant)?;
         let device = Device::<B>::open(0)?;
-        let bundle = crate::bundle()?;
-        let module = device.load_variant(&bundle, variant)?;
+        let module = device.load_variant(bundle, variant)?;
         let stream = device.stream()?;
         Ok(Ctx { device, module, stream })
     }
@@ -78,18 +87,21 @@ impl<B: Backend> Ctx<B> {
     }
 }
 
-/// The variants of the conformance module built for `B` (native first).
-pub fn variants<B: Backend>() -> Vec<Variant> {
-    match crate::bundle() {
-        Ok(bundle) if !bundle.variants(B::KIND).is_empty() => bundle.variants(B::KIND),
-        _ => vec![Variant::Native],
+/// The variants of a bundle that the suites run on `B`: [`Variant::Default`], and on CUDA
+/// with unchecked device code also [`Variant::Emulated`], which the build helper always
+/// builds there. So a bundle that lacks one fails its cases instead of shrinking the suite.
+pub fn variants<B: Backend>(bundle: &KernelBundle) -> Vec<Variant> {
+    if B::KIND == BackendKind::Cuda && !bundle.checked() {
+        Variant::ALL.to_vec()
+    } else {
+        vec![Variant::Default]
     }
 }
 
 /// How results name a backend and variant: `cuda`, `cuda-emulated`, `host`.
-pub fn target_label(kind: xbarrier::BackendKind, variant: Variant) -> String {
+pub fn target_label(kind: BackendKind, variant: Variant) -> String {
     match variant {
-        Variant::Native => kind.name().to_owned(),
+        Variant::Default => kind.name().to_owned(),
         other => format!("{kind}-{other}"),
     }
 }

@@ -8,7 +8,7 @@ mod trials;
 
 pub use cases::{all_cases, Case, Suite};
 pub use harness::{Ctx, Pass};
-pub use trials::{check, check_on, trials, Outcome, Status};
+pub use trials::{check, check_on, check_with, trials, trials_with, BundleSource, Outcome, Status, REQUIRE_GPU_VAR};
 
 /// The conformance kernels (every backend this build enabled).
 pub fn bundle() -> xbarrier::Result<xbarrier::KernelBundle> {

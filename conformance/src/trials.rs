@@ -1,83 +1,144 @@
 //! Runs the cases: as libtest trials (`tests/`) or as a table (`xbar check`).
+//!
+//! A backend's cases are reported ignored only when it cannot run here: its runtime library
+//! is missing ([`Error::LibraryNotFound`]) or it has no device ([`Error::NoDevice`]), and
+//! not even then with `XBAR_REQUIRE_GPU=1`. Any other error while setting up (a bundle that
+//! does not parse, a missing or broken image, a driver error) fails every case with it.
 
 use std::sync::Arc;
 
 use libtest_mimic::Trial;
-use xbarrier::{visit_backends, Backend, BackendKind, BackendVisitor, Variant};
+use xbarrier::{visit_backends, Backend, BackendKind, BackendVisitor, Error, KernelBundle, Variant};
 
-use crate::cases::{all_cases, Suite};
+use crate::cases::{all_cases, Case, Suite};
 use crate::harness::{target_label, variants, Ctx};
 
-/// Whether a missing GPU must fail the run (`XBAR_REQUIRE_GPU=1`, set on GPU machines).
+/// Where the suites get their kernels: [`crate::bundle`], or a stand-in in tests.
+pub type BundleSource = fn() -> xbarrier::Result<KernelBundle>;
+
+/// The variable that makes a missing GPU runtime or device fail the run.
+pub const REQUIRE_GPU_VAR: &str = "XBAR_REQUIRE_GPU";
+
+/// Whether a missing runtime or device must fail the run (`XBAR_REQUIRE_GPU=1`, set on GPU machines).
 fn gpu_required() -> bool {
-    std::env::var("XBAR_REQUIRE_GPU").is_ok_and(|v| v == "1")
+    std::env::var(REQUIRE_GPU_VAR).is_ok_and(|v| v == "1")
 }
 
-/// Why a case cannot run here, if it cannot.
-fn skip_reason(suite: Suite) -> Option<String> {
-    (suite == Suite::Misuse && !xbarrier::CHECKED).then(|| {
-        "unchecked build: misuse is undefined behaviour there, not reported (build in debug or with the `checked` feature)".to_owned()
+/// How setting up one backend and variant went.
+enum Setup<B: Backend> {
+    /// Device open and module loaded.
+    Ready(Arc<Ctx<B>>),
+    /// The backend cannot run here (no runtime library, no device); why.
+    Unavailable(String),
+    /// Something is broken; the message every case fails with.
+    Broken(String),
+}
+
+/// What a setup error means: `Ok(reason)` to report the cases ignored, `Err(message)` to
+/// fail them. Only a missing runtime library or device is a reason, and only while
+/// `required` (`XBAR_REQUIRE_GPU=1`) is false.
+fn classify(label: &str, error: &Error, required: bool) -> Result<String, String> {
+    let missing = match error {
+        Error::LibraryNotFound { .. } => "no runtime library",
+        Error::NoDevice { .. } => "no device",
+        _ => return Err(format!("[{label}] setup failed: {error}")),
+    };
+    if required {
+        Err(format!("{REQUIRE_GPU_VAR}=1 but the {label} backend has {missing}: {error}"))
+    } else {
+        Ok(format!("{missing}: {error}"))
+    }
+}
+
+fn setup<B: Backend>(bundle: &xbarrier::Result<KernelBundle>, variant: Variant) -> Setup<B> {
+    let label = target_label(B::KIND, variant);
+    let opened = match bundle {
+        Ok(bundle) => Ctx::<B>::open_bundle(bundle, variant),
+        Err(error) => return Setup::Broken(format!("[{label}] the kernel bundle does not parse: {error}")),
+    };
+    match opened {
+        Ok(ctx) => Setup::Ready(Arc::new(ctx)),
+        Err(error) => match classify(&label, &error, gpu_required()) {
+            Ok(reason) => Setup::Unavailable(reason),
+            Err(message) => Setup::Broken(message),
+        },
+    }
+}
+
+/// The variants to set up: those the bundle must carry, or just the default one when it
+/// does not parse (its cases then fail with the parse error).
+fn variants_of<B: Backend>(bundle: &xbarrier::Result<KernelBundle>) -> Vec<Variant> {
+    bundle.as_ref().map_or_else(|_| vec![Variant::Default], variants::<B>)
+}
+
+/// Why a case cannot run on a module, if it cannot: misuse is reported only by checked code.
+fn skip_reason<B: Backend>(case: &Case<B>, ctx: &Ctx<B>) -> Option<String> {
+    (case.suite == Suite::Misuse && !ctx.module.checked()).then(|| {
+        "unchecked device code: misuse is undefined behaviour there, not reported (build in debug or with the `checked` feature)".to_owned()
     })
 }
 
-struct TrialMaker(Suite);
+struct TrialMaker(Suite, BundleSource);
 
 impl BackendVisitor for TrialMaker {
     type Output = Vec<Trial>;
     fn visit<B: Backend>(&mut self) -> Vec<Trial> {
-        variants::<B>().into_iter().flat_map(|variant| variant_trials::<B>(self.0, variant)).collect()
+        let bundle = (self.1)();
+        variants_of::<B>(&bundle)
+            .into_iter()
+            .flat_map(|variant| variant_trials::<B>(self.0, &bundle, variant))
+            .collect()
     }
 }
 
-fn variant_trials<B: Backend>(suite: Suite, variant: Variant) -> Vec<Trial> {
+fn variant_trials<B: Backend>(suite: Suite, bundle: &xbarrier::Result<KernelBundle>, variant: Variant) -> Vec<Trial> {
     let label = target_label(B::KIND, variant);
     let cases: Vec<_> = all_cases::<B>().into_iter().filter(|c| c.suite == suite).collect();
-    match Ctx::<B>::open(variant) {
-        Ok(ctx) => {
-            let ctx = Arc::new(ctx);
-            cases
-                .into_iter()
-                .map(|case| {
-                    let name = format!("[{label}] {}", case.name);
-                    match skip_reason(suite) {
-                        Some(reason) => {
-                            Trial::test(format!("{name} (ignored: {reason})"), || Ok(())).with_ignored_flag(true)
-                        }
-                        None => {
-                            let ctx = ctx.clone();
-                            Trial::test(name, move || match (case.run)(&ctx) {
-                                Ok(pass) => {
-                                    println!("    {}: {}", case.name, pass.0);
-                                    Ok(())
-                                }
-                                Err(failure) => Err(failure.into()),
-                            })
-                        }
-                    }
-                })
-                .collect()
-        }
-        Err(error) => {
-            let mut trials: Vec<Trial> = cases
-                .into_iter()
-                .map(|case| {
-                    Trial::test(format!("[{label}] {} (ignored: no device: {error})", case.name), || Ok(()))
-                        .with_ignored_flag(true)
-                })
-                .collect();
-            eprintln!("note: {label} trials ignored: {error}");
-            if gpu_required() && B::KIND != BackendKind::Host {
-                let message = format!("XBAR_REQUIRE_GPU=1 but the {label} backend has no device: {error}");
-                trials.push(Trial::test(format!("[{label}] device probe"), move || Err(message.into())));
-            }
-            trials
-        }
+    let setup = setup::<B>(bundle, variant);
+    if let Setup::Unavailable(reason) = &setup {
+        eprintln!("note: {label} trials ignored: {reason}");
     }
+    cases
+        .into_iter()
+        .map(|case| {
+            let name = format!("[{label}] {}", case.name);
+            match &setup {
+                Setup::Ready(ctx) => match skip_reason(&case, ctx) {
+                    Some(reason) => {
+                        Trial::test(format!("{name} (ignored: {reason})"), || Ok(())).with_ignored_flag(true)
+                    }
+                    None => {
+                        let ctx = ctx.clone();
+                        Trial::test(name, move || match (case.run)(&ctx) {
+                            Ok(pass) => {
+                                println!("    {}: {}", case.name, pass.0);
+                                Ok(())
+                            }
+                            Err(failure) => Err(failure.into()),
+                        })
+                    }
+                },
+                Setup::Unavailable(reason) => {
+                    Trial::test(format!("{name} (ignored: {reason})"), || Ok(())).with_ignored_flag(true)
+                }
+                Setup::Broken(message) => {
+                    let message = message.clone();
+                    Trial::test(name, move || Err(message.into()))
+                }
+            }
+        })
+        .collect()
 }
 
-/// libtest trials of `suite` for every enabled backend.
+/// libtest trials of `suite` for every enabled backend, with the conformance kernels.
 pub fn trials(suite: Suite) -> Vec<Trial> {
-    visit_backends(&mut TrialMaker(suite)).into_iter().flatten().collect()
+    trials_with(suite, crate::bundle)
+}
+
+/// libtest trials of `suite` for every enabled backend, with the kernels of `bundle` (which
+/// must hold the conformance kernels to pass; tests give it broken bundles).
+pub fn trials_with(suite: Suite, bundle: BundleSource) -> Vec<Trial> {
+    visit_backends(&mut TrialMaker(suite, bundle)).into_iter().flatten().collect()
 }
 
 /// How one case went.
@@ -111,7 +172,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// `cuda`, `cuda-emulated`, `host`: the backend and, where it is not native, the variant.
+    /// `cuda`, `cuda-emulated`, `host`: the backend and, where it is not the default, the variant.
     pub fn target(&self) -> String {
         target_label(self.backend, self.variant)
     }
@@ -119,6 +180,7 @@ impl Outcome {
 
 struct Checker<'a> {
     backends: &'a [BackendKind],
+    bundle: BundleSource,
     filter: &'a dyn Fn(&str) -> bool,
     progress: &'a dyn Fn(&Outcome),
 }
@@ -129,24 +191,28 @@ impl BackendVisitor for Checker<'_> {
         if !self.backends.contains(&B::KIND) {
             return Vec::new();
         }
-        variants::<B>().into_iter().flat_map(|variant| self.variant_outcomes::<B>(variant)).collect()
+        let bundle = (self.bundle)();
+        variants_of::<B>(&bundle).into_iter().flat_map(|variant| self.variant_outcomes::<B>(&bundle, variant)).collect()
     }
 }
 
 impl Checker<'_> {
-    fn variant_outcomes<B: Backend>(&self, variant: Variant) -> Vec<Outcome> {
+    fn variant_outcomes<B: Backend>(&self, bundle: &xbarrier::Result<KernelBundle>, variant: Variant) -> Vec<Outcome> {
         let cases: Vec<_> = all_cases::<B>().into_iter().filter(|c| (self.filter)(c.name)).collect();
-        let ctx = Ctx::<B>::open(variant);
+        let setup = setup::<B>(bundle, variant);
         cases
             .into_iter()
             .map(|case| {
                 let started = std::time::Instant::now();
-                let status = match (&ctx, skip_reason(case.suite)) {
-                    (Err(error), _) => Status::Ignored(format!("no device: {error}")),
-                    (Ok(_), Some(reason)) => Status::Ignored(reason),
-                    (Ok(ctx), None) => match (case.run)(ctx) {
-                        Ok(pass) => Status::Passed(pass.0),
-                        Err(failure) => Status::Failed(failure),
+                let status = match &setup {
+                    Setup::Unavailable(reason) => Status::Ignored(reason.clone()),
+                    Setup::Broken(message) => Status::Failed(message.clone()),
+                    Setup::Ready(ctx) => match skip_reason(&case, ctx) {
+                        Some(reason) => Status::Ignored(reason),
+                        None => match (case.run)(ctx) {
+                            Ok(pass) => Status::Passed(pass.0),
+                            Err(failure) => Status::Failed(failure),
+                        },
                     },
                 };
                 let outcome = Outcome {
@@ -173,5 +239,66 @@ pub fn check(filter: &dyn Fn(&str) -> bool, progress: &dyn Fn(&Outcome)) -> Vec<
 
 /// [`check`] on the enabled backends among `backends` only.
 pub fn check_on(backends: &[BackendKind], filter: &dyn Fn(&str) -> bool, progress: &dyn Fn(&Outcome)) -> Vec<Outcome> {
-    visit_backends(&mut Checker { backends, filter, progress }).into_iter().flatten().collect()
+    check_with(backends, crate::bundle, filter, progress)
+}
+
+/// [`check_on`] with the kernels of `bundle` (see [`trials_with`]).
+pub fn check_with(
+    backends: &[BackendKind],
+    bundle: BundleSource,
+    filter: &dyn Fn(&str) -> bool,
+    progress: &dyn Fn(&Outcome),
+) -> Vec<Outcome> {
+    visit_backends(&mut Checker { backends, bundle, filter, progress }).into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_device() -> Error {
+        Error::NoDevice { backend: BackendKind::Cuda, ordinal: 0, found: 0, hint: "plug one in".into() }
+    }
+
+    fn no_library() -> Error {
+        Error::LibraryNotFound {
+            backend: BackendKind::Hip,
+            tried: "libamdhip64.so".into(),
+            hint: "install ROCm".into(),
+        }
+    }
+
+    #[test]
+    fn only_a_missing_runtime_or_device_is_a_reason_to_skip() {
+        assert_eq!(classify("cuda", &no_device(), false), Ok(format!("no device: {}", no_device())));
+        assert_eq!(classify("hip", &no_library(), false), Ok(format!("no runtime library: {}", no_library())));
+        let broken = [
+            Error::BadBundle("module `conformance`: missing XBK2 magic".into()),
+            Error::ImageMissing {
+                module: "conformance".into(),
+                backend: BackendKind::Cuda,
+                variant: Variant::Emulated,
+                available: "cuda default".into(),
+            },
+            Error::Io { context: "loading host kernels".into(), source: std::io::Error::other("invalid ELF header") },
+            Error::Driver { backend: BackendKind::Cuda, call: "cuInit", code: 999, name: "CUDA_ERROR_UNKNOWN".into() },
+            Error::Unsupported {
+                backend: BackendKind::Cuda,
+                what: "the installed NVIDIA driver",
+                reason: "old".into(),
+            },
+        ];
+        for error in broken {
+            let failure = classify("host", &error, false).expect_err("a broken setup fails");
+            assert!(failure.starts_with("[host] setup failed: ") && failure.ends_with(&error.to_string()), "{failure}");
+        }
+    }
+
+    #[test]
+    fn require_gpu_turns_a_missing_runtime_or_device_into_a_failure() {
+        let failure = classify("cuda-emulated", &no_device(), true).expect_err("required");
+        assert!(failure.starts_with("XBAR_REQUIRE_GPU=1 but the cuda-emulated backend has no device: "), "{failure}");
+        let failure = classify("hip", &no_library(), true).expect_err("required");
+        assert!(failure.contains("has no runtime library: hip runtime library not found"), "{failure}");
+    }
 }

@@ -13,6 +13,7 @@ fn every_enabled_backend_has_a_well_formed_image() {
         Ok(bundle) => bundle,
         Err(e) => panic!("the conformance bundle does not parse: {e}"),
     };
+    assert_eq!(bundle.checked(), xbarrier::CHECKED, "the bundle records how the build helper compiled it");
     for kind in enabled_backends() {
         let image = match bundle.image(kind) {
             Ok(image) => image,
@@ -23,8 +24,8 @@ fn every_enabled_backend_has_a_well_formed_image() {
             BackendKind::Cuda => {
                 assert!(image.starts_with(&FATBIN_MAGIC), "cuda image is not a fatbin");
                 let variants = bundle.variants(kind);
-                let want = if xbarrier::CHECKED { vec![Variant::Native] } else { Variant::ALL.to_vec() };
-                assert_eq!(variants, want, "cuda variants (checked = {})", xbarrier::CHECKED);
+                let want = if bundle.checked() { vec![Variant::Default] } else { Variant::ALL.to_vec() };
+                assert_eq!(variants, want, "cuda variants (checked = {})", bundle.checked());
             }
             BackendKind::Hip => {
                 assert!(image.starts_with(b"__CLANG_OFFLOAD_BUNDLE__"), "hip image is not a clang offload bundle");

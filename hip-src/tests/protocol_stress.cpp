@@ -27,7 +27,7 @@
 //     thread of the round (one that has already made its last arrival, or dropped out); a
 //     "late expect" whose barrier_expect_tx comes after the completion of its bytes and after
 //     all arrivals, so that the expect_tx itself completes the phase
-//     (MBARRIER-GROUND-TRUTH.md P1);
+//     (docs/mbarrier-semantics.md, P1);
 //   - wait(token), wait_parity, try_wait loops, try_wait_for and try_wait_parity_for loops
 //     with timeouts of 0 to 1 ms (some expire, some succeed), try_wait_parity loops,
 //     arrive_and_wait, and "early" threads that learn from the completion function that
@@ -738,6 +738,35 @@ void check_token(const Round& r, const xb::arrival_token& tok, long k, int i, co
 
 alignas(16) thread_local unsigned char tls_src[kMaxBytes];  // memcpy_async_tx sources ("global memory")
 
+// The tx functions compile only for barrier<thread_scope_block>, as cuda::device's. Only
+// block-scope rounds plan tx operations (Round::has_tx); for the other barriers these
+// wrappers stand in, and reaching one is a failure of the plan.
+template <class B>
+struct takes_tx : std::false_type {};
+template <class C>
+struct takes_tx<xb::barrier<xb::thread_scope_block, C>> : std::true_type {};
+
+template <class B>
+xb::arrival_token arrive_tx(B& b, const Round& r, ptrdiff_t n, ptrdiff_t tx) {
+  if constexpr (takes_tx<B>::value) return xb::device::barrier_arrive_tx(b, n, tx);
+  else fail(r.id, "barrier_arrive_tx planned on a barrier that has no tx-count");
+}
+template <class B>
+void expect_tx(B& b, const Round& r, ptrdiff_t tx) {
+  if constexpr (takes_tx<B>::value) xb::device::barrier_expect_tx(b, tx);
+  else fail(r.id, "barrier_expect_tx planned on a barrier that has no tx-count");
+}
+template <class B>
+void copy_tx(B& b, const Round& r, void* to, const void* from, size_t bytes) {
+  if constexpr (takes_tx<B>::value) xb::device::memcpy_async_tx(to, from, xb::aligned_size_t<16>(bytes), b);
+  else fail(r.id, "memcpy_async_tx planned on a barrier that has no tx-count");
+}
+template <class B>
+void complete_tx(B& b, const Round& r, ptrdiff_t bytes) {
+  if constexpr (takes_tx<B>::value) xb::detail::complete_tx(b, bytes);
+  else fail(r.id, "complete_tx planned on a barrier that has no tx-count");
+}
+
 // Completes `bytes` of transfer t (-1: a 0-byte op) of phase k: complete_tx after writing
 // the payload, or memcpy_async_tx of the part [offset, offset + bytes) into the round's dst.
 // The caller has counted the bytes in r.tx_completed.
@@ -752,12 +781,12 @@ void complete_bytes(B& b, Round& r, long k, int t, int offset, int bytes, bool c
       }
     }
     set_op(S_COPY);
-    xb::device::memcpy_async_tx(to, &tls_src[offset], xb::aligned_size_t<16>(size_t(bytes)), b);
+    copy_tx(b, r, to, &tls_src[offset], size_t(bytes));
     ++st.copies;
   } else {
     if (first_part && t >= 0) r.payload[k & 1][t] = payload_value(r.id, k, t);
     set_op(S_COMPLETE);
-    xb::detail::complete_tx(b, bytes);
+    complete_tx(b, r, bytes);
     ++st.complete_tx;
   }
 }
@@ -801,7 +830,7 @@ void serve_late(B& b, Round& r, long k, int i, bool participant, Stats& st) {
   if (tr.late_expect) {
     r.tx_expected.fetch_add(uint64_t(tr.bytes), std::memory_order_relaxed);
     set_op(S_EXPECT);
-    xb::device::barrier_expect_tx(b, tr.bytes);
+    expect_tx(b, r, tr.bytes);
     ++st.expect_tx;
     ++st.late_expect;
   } else {
@@ -852,7 +881,7 @@ void worker(B& b, Round& r, int i, Stats& st) {
           r.tx_expected.fetch_add(uint64_t(op.tx), std::memory_order_relaxed);
           if (op.transfer >= 0) r.expect_mark[op.transfer].store(k, std::memory_order_seq_cst);
           set_op(S_ARRIVE_TX);
-          tok = xb::device::barrier_arrive_tx(b, op.n, op.tx);
+          tok = arrive_tx(b, r, op.n, op.tx);
           have_tok = true;
           check_token<B>(r, tok, k, i, "barrier_arrive_tx");
           if (op.post_late) r.late_post.store(k, std::memory_order_release);
@@ -869,7 +898,7 @@ void worker(B& b, Round& r, int i, Stats& st) {
           r.tx_expected.fetch_add(uint64_t(op.tx), std::memory_order_relaxed);
           if (op.transfer >= 0) r.expect_mark[op.transfer].store(k, std::memory_order_seq_cst);
           set_op(S_EXPECT);
-          xb::device::barrier_expect_tx(b, op.tx);
+          expect_tx(b, r, op.tx);
           if (op.post_late) r.late_post.store(k, std::memory_order_release);
           ++st.expect_tx;
           if (op.tx == 0) ++st.zero_tx;

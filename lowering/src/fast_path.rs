@@ -1,6 +1,7 @@
 //! The fast path of a round trip (`arrive_and_wait`): how many instructions it issues when
 //! the caller is not the last arriver and its first poll already sees the phase complete.
-//! This is DESIGN §6's "AMDGPU static cost", read off the compiled listing.
+//! This is the AMDGPU static cost the performance targets count (docs/performance.md), read
+//! off the compiled listing.
 //!
 //! The listing becomes a control-flow graph over its instruction lines: a conditional
 //! branch (`s_cbranch_*`; SASS `@P BRA`) goes to its label or to the next line, an

@@ -46,7 +46,8 @@ fn lds(target: Target) -> Lds {
     }
 }
 
-/// The cache operations of a sequentially consistent fence at each scope (research/TOOLCHAINS.md 1.3).
+/// The cache operations of a sequentially consistent fence at each scope (AMDGPU's memory-model
+/// code sequences; docs/amd-memory-model.md has the release and acquire ones).
 fn fence(target: Target, op: Op) -> Expect {
     let has: Vec<&'static str> = match (target, op) {
         // One CU per workgroup on gfx9 (and no cache for workgroups to share on gfx1250):
@@ -214,7 +215,7 @@ fn main() {
     for target in Target::ALL.into_iter().filter(|t| t.is_amd()) {
         for checked in [false, true] {
             let label = format!("{target}{}", if checked { " checked" } else { "" });
-            let compiled = Lowering::compile(target, Variant::Native, checked);
+            let compiled = Lowering::compile(target, Variant::Default, checked);
             if let (Ok(lowering), false) = (&compiled, checked) {
                 trials.push(common::fast_path_trial(
                     &label,

@@ -70,7 +70,7 @@ fn sm90_native(op: Op) -> Expect {
             sass_not: NOT_PROTOCOL,
             ptx: &["mbarrier.arrive_drop.shared::cta.b64"],
         },
-        // With a completion function (completion_engine.hpp): the same mbarrier arrival, a
+        // With a completion function (engine_sm90_completion.hpp): the same mbarrier arrival, a
         // test of its phase, the step's claim as a shared-memory CAS, and the wait on the
         // publishing mbarrier (its bounded suspend is NANOSLEEP.SYNCS); none of the
         // protocol's generic 64-bit add.
@@ -120,7 +120,7 @@ fn protocol(op: Op) -> Expect {
 }
 
 /// sm_90 checked builds: the protocol's compare-and-swap on its word (the checks), with a shadow
-/// mbarrier arrived on and waited for after them (checked_engine.hpp), so that
+/// mbarrier arrived on and waited for after them (engine_sm90_checked.hpp), so that
 /// compute-sanitizer sees the synchronization; the checked tx-copy is a bulk copy.
 fn sm90_checked(op: Op) -> Expect {
     const NO_LOCAL_OR_GENERIC_TX: &[&str] = &["LDL", "STL"];
@@ -177,9 +177,9 @@ fn check(code: &OpCode, expect: &Expect) -> Result<(), String> {
 /// The native lowering leaves no operation on a `__shared__` barrier to the protocol. In a
 /// kernel with nine such barriers and every tx operation (conformance `xbc_tx_sequences`),
 /// sm_90's PTX must hold no atomic at all and one `mbarrier.complete_tx` per `complete_tx`
-/// the kernel makes. nvcc once folded an engine's `__isShared` test to false at one call site
-/// of this kernel, sending that operation to the protocol (a checked-build engine, session
-/// 7: bench/results/2026-11-30-session7-h200.md).
+/// the kernel makes. nvcc has folded an engine's `__isShared` test to false at one call site
+/// of this kernel (in the checked engine, which now tests at run time), which would send that
+/// operation to the protocol.
 fn shared_barriers_stay_native() -> Trial {
     const NAME: &str = "[sm_90 native] xbc_tx_sequences: every tx operation on an mbarrier";
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -233,9 +233,9 @@ fn main() {
     // Each with the arrival and the poll its fast path must take: the mbarrier's own, or
     // the protocol's shared-memory atomic and load.
     let configs = [
-        (Target::Sm90, Variant::Native, sm90_native as fn(Op) -> Expect, "SYNCS.ARRIVE", "SYNCS.PHASECHK"),
+        (Target::Sm90, Variant::Default, sm90_native as fn(Op) -> Expect, "SYNCS.ARRIVE", "SYNCS.PHASECHK"),
         (Target::Sm90, Variant::Emulated, protocol, "ATOM.E.ADD.64", "LDS"),
-        (Target::Sm80, Variant::Native, protocol, "ATOM.E.ADD.64", "LDS"),
+        (Target::Sm80, Variant::Default, protocol, "ATOM.E.ADD.64", "LDS"),
     ];
     let mut trials = Vec::new();
     for (target, variant, expect, atomic, poll) in configs {
@@ -249,7 +249,7 @@ fn main() {
     }
     // Checked builds run the protocol on sm_90 too (the hardware traps where they report),
     // with shadow mbarriers for the sanitizers.
-    let compiled = Lowering::compile(Target::Sm90, Variant::Native, true);
+    let compiled = Lowering::compile(Target::Sm90, Variant::Default, true);
     let checked_ops = [Op::ArriveAndWait, Op::CompletionArriveAndWait, Op::ArriveTx, Op::MemcpyAsyncTx];
     trials.extend(common::trials("sm_90 native checked", compiled, &checked_ops, |op, code| {
         check(code, &sm90_checked(op))

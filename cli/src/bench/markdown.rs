@@ -1,4 +1,4 @@
-//! The report as markdown (`--out FILE`): what bench/results records.
+//! The report as markdown (`--out FILE`): a record of one run, with its device and notes.
 
 use std::fmt::Write as _;
 

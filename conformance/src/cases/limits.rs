@@ -21,15 +21,15 @@ fn max<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     // (completion_engine.hpp), on every target alike. For other scopes with a completion
     // function CCCL documents ptrdiff max; here the counts share one 64-bit word, so it is
     // int32 max as well (README, "Differences from CUDA"). Sizes: the mbarrier's 8 bytes (16
-    // in checked builds of the native variant on sm_90, which add a shadow mbarrier:
+    // in checked builds of the default variant on sm_90, which add a shadow mbarrier:
     // checked_engine.hpp); three words and a pointer-sized completion function.
     let info = ctx.device.info();
     let sm90_or_later = info.arch.strip_prefix("sm_").and_then(|n| n.parse::<u32>().ok()).is_some_and(|n| n >= 90);
     // The host backend gets the same engine on a software mbarrier with XB_SHADOW_MODEL=1.
     let host_model = option_env!("XBAR_DEVICE_DEFINES").is_some_and(|d| d.contains("XB_SHADOW_MODEL=1"));
-    let shadowed = xbarrier::CHECKED
+    let shadowed = ctx.module.checked()
         && match B::KIND {
-            BackendKind::Cuda => ctx.module.variant() == Variant::Native && sm90_or_later,
+            BackendKind::Cuda => ctx.module.variant() == Variant::Default && sm90_or_later,
             BackendKind::Host => host_model,
             _ => false,
         };

@@ -108,7 +108,7 @@ fn spanning<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     // Half of 64, 192 or 1024 threads is a multiple of 32 but not always of 64: AMD's
     // 64-wide waves straddle phases. An NVIDIA warp must not: CUDA combines a warp's
     // arrivals into one (the seed's coalesced-arrival rule), and an mbarrier arrival beyond
-    // the pending count traps (MBARRIER-GROUND-TRUTH P5).
+    // the pending count traps (docs/mbarrier-semantics.md, P5).
     let rounds = reps(300, 4)?;
     per_block_size(ctx, "xbc_completion_spanning", &[64, 192, 1024], rounds)?;
     Ok(Pass(format!("{rounds} rounds of 2 phases per block: one warp's arrivals complete a phase and open the next")))

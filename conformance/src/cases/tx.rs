@@ -64,7 +64,7 @@ fn sequences<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     let result = unsafe { ctx.launch("xbc_tx_sequences", LaunchConfig::new(1, 1), &[src.arg(), seen.arg()]) };
     launched(result, "xbc_tx_sequences")?;
     let s = seen.download().map_err(|e| e.to_string())?;
-    // research/MBARRIER-GROUND-TRUTH.md, as observed on the H200.
+    // docs/mbarrier-semantics.md, as observed on the H200.
     let table: [(&str, u64); 18] = [
         ("P1 arrivals in, tx -16: not complete", 0),
         ("P1 then expect_tx(16) alone completes", 1),

@@ -1,4 +1,4 @@
-// The kernel shown in the README, compiled and run by this crate so that the README stays true.
+// kernels/readme.cpp: one tx-count phase, then every thread doubles the tile.
 #include <utility>
 
 #include <xbarrier/barrier.hpp>

@@ -42,11 +42,15 @@ fn run() -> xbarrier::Result<()> {
         input.len(),
         start.elapsed_until(&end)?.as_secs_f64() * 1e3
     );
-    readme_kernel(&device, &module)
+    readme_kernel()
 }
 
-/// The README's kernel, with the README's launch.
-fn readme_kernel(device: &Device<DefaultBackend>, module: &xbarrier::Module<DefaultBackend>) -> xbarrier::Result<()> {
+/// The README's kernel (kernels/readme.cpp), launched with the README's code: the README shows
+/// the lines between the two `README` markers, and `tests/readme.rs` checks that it does.
+fn readme_kernel() -> xbarrier::Result<()> {
+    // README: launch
+    let device = Device::<DefaultBackend>::open(0)?;
+    let module = device.load(&xbarrier::kernel_bundle!("user_kernels")?)?;
     let kernel = module.kernel("stream_in")?;
     let values: Vec<f32> = (0..1024).map(|i| i as f32).collect();
     let input = device.upload(&values)?;
@@ -57,6 +61,7 @@ fn readme_kernel(device: &Device<DefaultBackend>, module: &xbarrier::Module<Defa
         stream.launch(&kernel, &LaunchConfig::new(1, 256).shared(4096), &[input.arg(), output.arg(), 1024u32.into()])?
     };
     stream.synchronize()?;
+    // README: end
     let got = output.download()?;
     if let Some(i) = (0..1024).find(|&i| got[i] != 2.0 * values[i]) {
         return Err(xbarrier::Error::InvalidArgument {

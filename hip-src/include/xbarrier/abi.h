@@ -17,7 +17,7 @@
 #define XB_FAULT_OVER_ARRIVAL 3   /* update greater than the arrivals still pending */
 #define XB_FAULT_TX_RANGE 4       /* a tx update outside 0..2^20-1 */
 #define XB_FAULT_TX_OVERFLOW 5    /* the phase's tx-count left -(2^20-1)..2^20-1 */
-#define XB_FAULT_TX_SCOPE 6       /* a tx API on a barrier that is not block scope */
+#define XB_FAULT_TX_SCOPE 6       /* unused: a tx API on a barrier that is not block scope does not compile */
 #define XB_FAULT_TX_NOT_SHARED 7  /* a tx API on a barrier outside shared memory */
 #define XB_FAULT_DROP_EMPTY 8     /* arrive_and_drop on a barrier that expects nobody */
 #define XB_FAULT_WAIT_TIMEOUT 9   /* a wait outlived the checked-build bound: a deadlock */

@@ -10,10 +10,6 @@
 #include "platform.hpp"
 #include "protocol.hpp"
 
-#if defined(XB_PLATFORM_HOST)
-#include <new>
-#endif
-
 namespace xb {
 
 // A duration in nanoseconds; converts from std::chrono and cuda::std::chrono durations.
@@ -65,11 +61,11 @@ struct completion_slot<F, false> {
 struct barrier_access;
 
 // A block-scope barrier with a completion function has three words: the native CUDA
-// lowering's two mbarriers and control word (completion_engine.hpp), the first word alone
+// lowering's two mbarriers and control word (engine_sm90_completion.hpp), the first word alone
 // elsewhere. Every target keeps that size, and max() one below the protocol's (the native
 // lowering's gate takes one count), so portable code sees one barrier type. The exception:
 // checked sm_90 device code gives a block-scope barrier without one a second word, its
-// shadow mbarrier (checked_engine.hpp), so there it has 16 bytes, 8 in the host pass and on
+// shadow mbarrier (engine_sm90_checked.hpp), so there it has 16 bytes, 8 in the host pass and on
 // sm_80. A barrier lives in shared memory, declared by device code, which is compiled per
 // target; nothing outside it may rely on its size.
 template <thread_scope Scope, class Completion>
@@ -78,19 +74,6 @@ struct state_words {
       (Scope == thread_scope_block || Scope == thread_scope_thread) && !__is_same(Completion, empty_completion);
   static constexpr unsigned value = gated ? 3 : (XB_CHECKED_MBARRIER && Scope == thread_scope_block) ? 2 : 1;
 };
-
-// init() constructs the completion function in place (the barrier itself is trivially
-// constructed shared memory). Device compilers get no <new>, so there the function object
-// must be trivially copyable, which captureless and pointer-capturing lambdas are.
-template <class F>
-XB_INLINE void construct_completion(F& slot, const F& f) {
-#if defined(XB_PLATFORM_HOST)
-  ::new (static_cast<void*>(&slot)) F(f);
-#else
-  static_assert(__is_trivially_copyable(F), "xb::barrier: a completion function must be trivially copyable on GPU targets");
-  __builtin_memcpy(static_cast<void*>(&slot), static_cast<const void*>(&f), sizeof(F));
-#endif
-}
 
 }  // namespace detail
 
@@ -113,8 +96,10 @@ class barrier : private detail::completion_slot<Completion> {
     engine::init(state_, expected, max());
   }
 
+  // Constructs the completion function in place: the barrier itself is trivially constructed
+  // shared memory (the GPU platforms copy it bytewise, so there it must be trivially copyable).
   XB_INLINE friend void init(barrier* b, ptrdiff_t expected, Completion completion = Completion()) {
-    detail::construct_completion(b->completion_storage(), completion);
+    detail::platform::construct_copy(b->completion_storage(), completion);
     engine::init(b->state_, expected, max());
   }
 
@@ -149,10 +134,6 @@ class barrier : private detail::completion_slot<Completion> {
   alignas(8) uint64_t state_[detail::state_words<Scope, Completion>::value];
 };
 
-}  // namespace xb
-
-namespace xb {
-
 namespace detail {
 struct barrier_access {
   template <thread_scope S, class C>
@@ -161,18 +142,14 @@ struct barrier_access {
   static XB_INLINE C& completion(barrier<S, C>& b) { return b.completion(); }
 };
 
-// tx functions are valid only on block-scope barriers in shared memory (cuda::barrier's
-// rule); checked builds report anything else as a fault rather than leaving it undefined.
+// The tx functions are valid only on block-scope barriers in shared memory (cuda::barrier's
+// rule). The scope is the type's, so another scope does not compile (a static_assert in each
+// function); where the barrier lives is known at run time, and checked builds report a
+// barrier outside shared memory as a fault rather than leaving it undefined.
 template <thread_scope S, class C>
-XB_INLINE bool tx_allowed(barrier<S, C>& b, uint32_t op) {
+XB_INLINE void check_tx_barrier(barrier<S, C>& b, uint32_t op) {
   uint64_t* w = barrier_access::word(b);
-  using proto = protocol<platform, S>;
-  if (!proto::block_like) {
-    if (XB_CHECKED) proto::fault(XB_FAULT_TX_SCOPE, op, w, *w, int64_t(S), int64_t(thread_scope_block));
-    return false;
-  }
-  if (XB_CHECKED && !platform::is_shared(w)) proto::fault(XB_FAULT_TX_NOT_SHARED, op, w, *w, 0, 0);
-  return true;
+  if (XB_CHECKED && !platform::is_shared(w)) protocol<platform, S>::fault(XB_FAULT_TX_NOT_SHARED, op, w, *w, 0, 0);
 }
 
 template <thread_scope S, class C>
@@ -187,7 +164,8 @@ XB_INLINE void check_tx_range(barrier<S, C>& b, ptrdiff_t tx, uint32_t op) {
 // complete_tx: what the end of an asynchronous copy does to the barrier.
 template <thread_scope S, class C>
 XB_INLINE void complete_tx(barrier<S, C>& b, ptrdiff_t bytes, uint32_t op = XB_OP_COMPLETE_TX) {
-  if (!tx_allowed(b, op)) return;
+  static_assert(S == thread_scope_block, "complete_tx needs a barrier<thread_scope_block>");
+  check_tx_barrier(b, op);
   check_tx_range(b, bytes, op);
   engine_for<S, C>::type::complete_tx(barrier_access::word(b), bytes, barrier_access::completion(b), op);
 }
@@ -210,11 +188,14 @@ XB_INLINE uint64_t* barrier_native_handle(barrier<S, C>& b) {
 template <thread_scope S, class C>
 [[nodiscard]] XB_INLINE arrival_token barrier_arrive_tx(barrier<S, C>& b, ptrdiff_t arrive_count_update,
                                                         ptrdiff_t transaction_count_update) {
+  static_assert(S == thread_scope_block,
+                "xb::device::barrier_arrive_tx needs a barrier<thread_scope_block>: CUDA offers the tx-count "
+                "only on block-scope barriers in shared memory");
   using proto = detail::protocol<detail::platform, S>;
   uint64_t* w = detail::barrier_access::word(b);
   if (XB_CHECKED && (arrive_count_update < 1 || arrive_count_update > barrier<S, C>::max()))
     proto::fault(XB_FAULT_UPDATE_RANGE, XB_OP_ARRIVE_TX, w, *w, arrive_count_update, barrier<S, C>::max());
-  if (!detail::tx_allowed(b, XB_OP_ARRIVE_TX)) return b.arrive(arrive_count_update);
+  detail::check_tx_barrier(b, XB_OP_ARRIVE_TX);
   detail::check_tx_range(b, transaction_count_update, XB_OP_ARRIVE_TX);
   return arrival_token(detail::engine_for<S, C>::type::arrive_tx(w, arrive_count_update, transaction_count_update,
                                                                  detail::barrier_access::completion(b)));
@@ -223,7 +204,10 @@ template <thread_scope S, class C>
 // Raise the tx-count of the current phase (cuda::device::barrier_expect_tx).
 template <thread_scope S, class C>
 XB_INLINE void barrier_expect_tx(barrier<S, C>& b, ptrdiff_t transaction_count_update) {
-  if (!detail::tx_allowed(b, XB_OP_EXPECT_TX)) return;
+  static_assert(S == thread_scope_block,
+                "xb::device::barrier_expect_tx needs a barrier<thread_scope_block>: CUDA offers the tx-count "
+                "only on block-scope barriers in shared memory");
+  detail::check_tx_barrier(b, XB_OP_EXPECT_TX);
   detail::check_tx_range(b, transaction_count_update, XB_OP_EXPECT_TX);
   detail::engine_for<S, C>::type::expect_tx(detail::barrier_access::word(b), transaction_count_update,
                                             detail::barrier_access::completion(b));

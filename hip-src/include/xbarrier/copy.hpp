@@ -18,13 +18,17 @@
 // deadlock-free: waiters of the phase wait on bytes whose completion depends on the issuing
 // thread reaching another barrier call, which may itself wait for those waiters (a
 // producer waiting on an "empty" barrier that the consumers only arrive on after this
-// phase). The condition for the DMA path, an argument that no waiter can deadlock,
-// does not hold for a deferred completion, so the path is left out.
+// phase). The DMA path would need an argument that no waiter can deadlock, which does not
+// hold for a deferred completion, so the path is left out.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
 
+#include "abi.h"
 #include "barrier_object.hpp"
+#include "engine.hpp"
+#include "platform.hpp"
+#include "protocol.hpp"
 
 namespace xb {
 
@@ -71,6 +75,9 @@ namespace device {
 // It does not expect the bytes: pair it with barrier_arrive_tx or barrier_expect_tx.
 template <thread_scope S, class C>
 XB_INLINE void memcpy_async_tx(void* dst, const void* src, aligned_size_t<16> size, barrier<S, C>& bar) {
+  static_assert(S == thread_scope_block,
+                "xb::device::memcpy_async_tx needs a barrier<thread_scope_block>: CUDA offers the tx-count "
+                "only on block-scope barriers in shared memory");
   using proto = detail::protocol<detail::platform, S>;
   if (XB_CHECKED) {
     const uintptr_t misaligned = (reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | size.value) & 15;
@@ -80,7 +87,7 @@ XB_INLINE void memcpy_async_tx(void* dst, const void* src, aligned_size_t<16> si
     if (!detail::platform::is_shared(dst))
       proto::fault(XB_FAULT_COPY_ARGS, XB_OP_MEMCPY_ASYNC_TX, w, *w, int64_t(size.value), 0);
   }
-  if (!detail::tx_allowed(bar, XB_OP_MEMCPY_ASYNC_TX)) return detail::platform::copy(dst, src, size.value);
+  detail::check_tx_barrier(bar, XB_OP_MEMCPY_ASYNC_TX);
   detail::engine_for<S, C>::type::copy_tx(dst, src, size.value, detail::barrier_access::word(bar),
                                           detail::barrier_access::completion(bar));
 }
@@ -89,40 +96,27 @@ XB_INLINE void memcpy_async_tx(void* dst, const void* src, aligned_size_t<16> si
 // tracks with bulk_store_commit() / bulk_store_wait_read<N>(); elsewhere done on return.
 // Writes to `src` by ordinary stores need fence_proxy_async() first (fence.hpp).
 XB_INLINE void bulk_store(void* dst, const void* src, aligned_size_t<16> size) {
-#if XB_NATIVE_MBARRIER
-  detail::mbarrier::bulk_store(dst, src, uint32_t(size.value));
-#else
-  detail::platform::copy(dst, src, size.value);
-#endif
+  detail::bulk_store_engine::store(dst, src, size.value);
 }
 // Closes the calling thread's bulk stores issued since the last commit into one group.
-XB_INLINE void bulk_store_commit() {
-#if XB_NATIVE_MBARRIER
-  detail::mbarrier::bulk_commit();
-#endif
-}
+XB_INLINE void bulk_store_commit() { detail::bulk_store_engine::commit(); }
 // Waits until at most N of the calling thread's committed groups still read their source.
 template <int N>
 XB_INLINE void bulk_store_wait_read() {
-#if XB_NATIVE_MBARRIER
-  detail::mbarrier::bulk_wait_read<N>();
-#endif
+  detail::bulk_store_engine::wait_read<N>();
 }
 // Waits until at most N of the calling thread's committed groups are incomplete.
 template <int N>
 XB_INLINE void bulk_store_wait() {
-#if XB_NATIVE_MBARRIER
-  detail::mbarrier::bulk_wait<N>();
-#endif
+  detail::bulk_store_engine::wait<N>();
 }
 
 }  // namespace device
 
 // cuda::memcpy_async(dst, src, size, barrier): the copy is part of the barrier's current
-// phase. Here it is done before the call returns, so the caller's own arrive orders it.
-// On the native path a 16-byte-aligned shape becomes a bulk copy whose bytes the phase
-// expects; elsewhere the copy is done before the call returns, so the caller's own arrive
-// orders it.
+// phase. On the native path a 16-byte-aligned shape becomes a bulk copy whose bytes the
+// phase expects; elsewhere the copy is done before the call returns, so the caller's own
+// arrive orders it.
 template <class Shape, thread_scope S, class C>
 XB_INLINE void memcpy_async(void* dst, const void* src, Shape size, barrier<S, C>& bar) {
   detail::engine_for<S, C>::type::copy_in_phase(dst, src, detail::shape_bytes(size), detail::barrier_access::word(bar),

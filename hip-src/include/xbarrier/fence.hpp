@@ -1,5 +1,5 @@
 // xbarrier/fence.hpp - scoped fences: xb::fence(scope, order) and the three PTX membar
-// levels (seeds/ptx-membar.txt). Lowering per platform: PTX fence/membar on CUDA,
+// levels. Each platform layer lowers them (platform::fence): PTX fence/membar on CUDA,
 // __builtin_amdgcn_fence(order, "workgroup"/"agent"/"") on AMDGPU, atomic_thread_fence on
 // the host.
 #pragma once
@@ -38,13 +38,7 @@ XB_INLINE void membar_gl() { fence(thread_scope_device, memory_order_seq_cst); }
 XB_INLINE void membar_sys() { fence(thread_scope_system, memory_order_seq_cst); }
 
 // Orders generic-proxy writes to shared memory before async-proxy reads (bulk copies) of
-// it. Only the CUDA native path has an async proxy; elsewhere a block-scope fence suffices.
-XB_INLINE void fence_proxy_async() {
-#if defined(XB_PLATFORM_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-#else
-  detail::platform::fence(detail::mem_scope::block, detail::mem_order::acq_rel);
-#endif
-}
+// it. Only CUDA sm_90 has an async proxy; elsewhere a block-scope fence suffices.
+XB_INLINE void fence_proxy_async() { detail::platform::fence_proxy_async(); }
 
 }  // namespace xb

@@ -1,19 +1,20 @@
-// xbarrier/platform.hpp - picks the platform layer the protocol runs on (config.hpp says why).
+// xbarrier/platform.hpp - the platform layer of this compile (config.hpp picks the target),
+// as xb::detail::platform, checked against the interface every layer provides
+// (platform/interface.hpp; docs/platform-interface.md). Each target is one file:
+//   platform/host.hpp     CPU threads (backend-host), with its mbarrier model
+//   platform/cuda.hpp     NVIDIA GPUs, with the sm_90 mbarrier instructions (cuda_mbarrier.hpp)
+//   platform/amdgcn.hpp   AMD GPUs, with the clock (amdgcn_clock.hpp)
 #pragma once
 #include "config.hpp"
 
 #if defined(XB_PLATFORM_HOST)
 #include "platform/host.hpp"
 #elif defined(XB_PLATFORM_CUDA)
-#if __has_include("platform/cuda.hpp")
 #include "platform/cuda.hpp"
-#else
-#error "xbarrier: no CUDA platform layer in this version yet; build kernels for the host backend"
-#endif
 #elif defined(XB_PLATFORM_AMDGCN)
-#if __has_include("platform/amdgcn.hpp")
 #include "platform/amdgcn.hpp"
-#else
-#error "xbarrier: no AMDGPU platform layer in this version yet; build kernels for the host backend"
 #endif
-#endif
+#include "platform/interface.hpp"
+
+static_assert(xb::detail::check_platform_interface<xb::detail::platform>(),
+              "xbarrier: the platform layer is incomplete");

@@ -1,8 +1,9 @@
 // xbarrier/protocol.hpp - the portable barrier protocol: cuda::barrier's phases, arrival
 // counts and tx-count on one 8-byte word, written against a platform layer P
 // (platform/host.hpp, platform/amdgcn.hpp, platform/cuda.hpp) that supplies scoped atomics,
-// fences, back-off and fault reporting. The same code runs on AMD GPUs, on
-// NVIDIA GPUs (the "emulated" variant) and on CPU threads.
+// fences, back-off and fault reporting (docs/platform-interface.md). The same code runs on
+// AMD GPUs, on NVIDIA GPUs (the "emulated" variant) and on CPU threads. The hardware
+// behaviours it reproduces are cited as docs/mbarrier-semantics.md, P<n>.
 //
 // ---------------------------------------------------------------------------------------
 // The word (block scope; device/system scope use the wide layout: no tx, 31-bit counts)
@@ -15,7 +16,7 @@
 //      carries into Z. Pending arrivals = 2^20 - A while Z is clear.
 //   Z  all arrivals of the phase are in
 //   T  tx-count of the phase, biased by 2^20 (so it may be negative: a copy may land before
-//      its expect_tx, seeds/cuda-barrier.rst and research/MBARRIER-GROUND-TRUTH.md P1)
+//      its expect_tx, P1, P3)
 //   R  parity of the phase in progress; it flips when a phase is published complete
 //   guard  catches a carry out of Z (over-arrival) before it can reach R. The wide layout
 //          (E and A of 31 bits, Z at 62) has no spare bit: there it takes 2^31 surplus arrivals.
@@ -62,9 +63,9 @@
 //    before the completion step its own call may run: settle() and the tx CAS loop never
 //    wait, and their callers wait afterwards. On every platform, so that the H200's emulated
 //    variant runs the code AMD runs. On CUDA the lanes that skip the step would then run
-//    ahead into their waits, which made the round trip 1.7x slower on the H200
-//    (bench/results/2026-11-30-session5-h200.md), so arrivals rejoin their warp after the
-//    step (P::reconverge): nothing before that point waits, so every lane gets there.
+//    ahead into their waits, which made the round trip 1.7x slower on the H200, so arrivals
+//    rejoin their warp after the step (P::reconverge): nothing before that point waits, so
+//    every lane gets there.
 // ---------------------------------------------------------------------------------------
 #pragma once
 #include <stddef.h>
@@ -74,6 +75,12 @@
 #include "scope.hpp"
 
 namespace xb {
+
+// The completion function of a barrier that has none.
+struct empty_completion {
+  XB_INLINE void operator()() const noexcept {}
+};
+
 namespace detail {
 
 // Field widths of the two layouts.
@@ -126,7 +133,7 @@ struct word {
 // What tx_update() calls right after its compare-and-swap landed (and its checks passed),
 // before any completion step, with the R bit (in place) of the phase it was counted in:
 // nothing, except in CUDA's checked builds, which repeat the operation on a shadow mbarrier
-// (checked_engine.hpp).
+// (engine_sm90_checked.hpp).
 struct no_mirror {
   XB_INLINE void operator()(uint64_t) const {}
 };

@@ -1,6 +1,7 @@
 // One kernel per misuse that checked builds must report (and CUDA leaves undefined or traps
-// on, research/MBARRIER-GROUND-TRUTH.md P5/P10-P15). Thread `ft` of block `fb` commits it, so
-// the host can check that the fault names the right block and thread.
+// on: docs/mbarrier-semantics.md, P5, P10-P15). Thread `ft` of block `fb` commits it, so the
+// host can check that the fault names the right block and thread. A tx function on a barrier
+// of another scope than the block's is no run-time misuse: it does not compile.
 #include "common.hpp"
 
 using block_barrier = xb::barrier<xb::thread_scope_block>;
@@ -83,13 +84,6 @@ XB_KERNEL void xbm_tx_count_underflow(unsigned fb, unsigned ft) {
     init(&bar, 1);
     xb::detail::complete_tx(bar, (1 << 20) - 1);
     xb::detail::complete_tx(bar, 1);  // P15
-  }
-}
-
-XB_KERNEL void xbm_tx_on_device_scope(xb::barrier<xb::thread_scope_device>* bar, unsigned fb, unsigned ft) {
-  if (culprit(fb, ft)) {
-    init(bar, 1);
-    (void)xb::device::barrier_arrive_tx(*bar, 1, 16);
   }
 }
 

@@ -45,7 +45,7 @@ XB_KERNEL void xbc_split_tokens(unsigned long long* report, unsigned phases) {
   if (busy == 0xffffffffu) report[4] = busy;  // keep the busy work
 }
 
-// Parity semantics (MBARRIER-GROUND-TRUTH P6): on a fresh barrier the phase of parity 1
+// Parity semantics (docs/mbarrier-semantics.md, P6): on a fresh barrier the phase of parity 1
 // counts as complete and parity 0 does not; after phase 0 completes it is the other way.
 XB_KERNEL void xbc_parity(unsigned long long* report, unsigned long long* seen) {
   __shared__ block_barrier bar;
@@ -198,7 +198,7 @@ XB_KERNEL void xbc_completion_spanning(unsigned long long* report, unsigned roun
 // odd ones on bars[1], each barrier expecting half the block. The arrival that ends a phase
 // runs its step before it returns, whichever lanes share its warp, so after the round's
 // __syncthreads both counts are r + 1. (On the native CUDA path one lane looks
-// for the step per barrier the warp arrived on, completion_engine.hpp 6.; one look shared
+// for the step per barrier the warp arrived on, engine_sm90_completion.hpp 6.; one look shared
 // across both barriers leaves a step to nobody.)
 // With `wait` set, every thread uses arrive_and_wait instead and checks its own barrier's
 // count as soon as the call returns: a lane whose warp's look ran the step skips its wait
@@ -232,7 +232,7 @@ XB_KERNEL void xbc_completion_lanes_on_two_barriers(unsigned long long* report, 
 // `late_goal` arrivals made while it runs, then counts itself done. Threads spin on
 // `started` to arrive during a step: a side channel, not data the barrier orders, so it is
 // an atomic add (compute-sanitizer's racecheck reported a plain store to it against the
-// spinning loads: bench/results/2026-11-30-session7-h200.md).
+// spinning loads).
 struct slow_step {
   uint64_t* done;
   uint64_t* started;

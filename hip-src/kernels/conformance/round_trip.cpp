@@ -1,5 +1,5 @@
 // Round trip of one block barrier: `phases` x arrive_and_wait by every thread of the block
-// (what the host-backend timing in bench/results measures).
+// (the host backend's timing of a round trip).
 #include "common.hpp"
 
 XB_KERNEL void xbc_round_trip(unsigned phases) {

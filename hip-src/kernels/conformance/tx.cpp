@@ -44,7 +44,7 @@ XB_KERNEL void xbc_expect_other(const unsigned* src, unsigned long long* report,
   }
 }
 
-// The edge cases of research/MBARRIER-GROUND-TRUTH.md, one thread, each on a fresh barrier;
+// The edge cases of docs/mbarrier-semantics.md, one thread, each on a fresh barrier;
 // seen[i] records try_wait_parity after each step (the host compares with the H200's table).
 // "copy16" is a copy whose bytes complete on the barrier at a known point (a synchronous copy,
 // then complete_tx, as the ground truth measured it): an asynchronous bulk copy could land
@@ -212,11 +212,10 @@ struct sum_stage {
 
 using completion_barrier = xb::barrier<xb::thread_scope_block, sum_stage>;
 
-// xbc_completion_tx's rounds, on the kernel's shared barrier and step results. `wait_kind` 0
-// lets t % 3 pick each thread's wait (0 wait, 1 a loop on try_wait, 2 a loop on
-// try_wait_for); 1..3 gives every thread wait wait_kind - 1 (bench/experiments/checked_copy_tx.cu).
+// xbc_completion_tx's rounds, on the kernel's shared barrier and step results. Thread t waits
+// the way t % 3 picks: 0 wait, 1 a loop on try_wait, 2 a loop on try_wait_for.
 XB_INLINE void completion_tx(completion_barrier& bar, unsigned (&sums)[2], unsigned& count, const unsigned* src,
-                             unsigned long long* report, unsigned words, unsigned rounds, unsigned wait_kind) {
+                             unsigned long long* report, unsigned words, unsigned rounds) {
   unsigned* stage = xb::dynamic_shared<unsigned>();
   const unsigned n = xbc::block_threads(), t = threadIdx.x, bytes = words * 4;
   if (t == 0) {
@@ -228,7 +227,7 @@ XB_INLINE void completion_tx(completion_barrier& bar, unsigned (&sums)[2], unsig
     const unsigned* from = src + r * 4;
     xb::arrival_token token = t == 0 ? xb::device::barrier_arrive_tx(bar, 1, bytes) : bar.arrive();
     if (t == 0) xb::device::memcpy_async_tx(stage, from, xb::aligned_size_t<16>(bytes), bar);
-    const unsigned kind = wait_kind ? wait_kind - 1 : t % 3;
+    const unsigned kind = t % 3;
     if (kind == 0) {
       bar.wait(static_cast<xb::arrival_token&&>(token));
     } else if (kind == 1) {
@@ -249,5 +248,5 @@ XB_INLINE void completion_tx(completion_barrier& bar, unsigned (&sums)[2], unsig
 XB_KERNEL void xbc_completion_tx(const unsigned* src, unsigned long long* report, unsigned words, unsigned rounds) {
   __shared__ completion_barrier bar;
   __shared__ unsigned sums[2], count;
-  completion_tx(bar, sums, count, src, report, words, rounds, 0);
+  completion_tx(bar, sums, count, src, report, words, rounds);
 }

@@ -15,6 +15,8 @@
 //   global_wb/global_inv with scopes on gfx12).
 // - Back-off: s_sleep; clock: the constant-rate real-time counter (s_memrealtime /
 //   s_sendmsg_rtn) at the rate the runtime reports for the device (amdgcn_clock.hpp).
+// - Kernels: the CUDA vocabulary (__global__, __shared__, threadIdx, __syncthreads, ...) from
+//   clang builtins where no ROCm header (hip_runtime.h) was included first; theirs stay.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -24,12 +26,33 @@
 #include "amdgcn_clock.hpp"
 #include "wide_copy.hpp"
 
+// The attributes hip_runtime.h would define.
+#ifndef __global__
+#define __global__ __attribute__((global))
+#endif
+#ifndef __device__
+#define __device__ __attribute__((device))
+#endif
+#ifndef __host__
+#define __host__ __attribute__((host))
+#endif
+#ifndef __shared__
+#define __shared__ __attribute__((shared))
+#endif
+#ifndef __forceinline__
+#define __forceinline__ inline __attribute__((always_inline))
+#endif
+
 // The first fault of a launch; backend-hip reads it (hipModuleGetGlobal) after synchronize.
 extern "C" {
 __attribute__((device)) xb_fault_record xb_fault_record_slot;
 }
 
 namespace xb {
+
+// The launch's dynamic shared memory, 128-byte aligned as on the other platforms.
+extern __shared__ __attribute__((aligned(128))) unsigned char xb_dynamic_shared_memory[];
+
 namespace detail {
 
 template <mem_scope S>
@@ -65,8 +88,6 @@ XB_INLINE constexpr int amdgcn_order(mem_order o) {
   } while (0)
 
 struct amdgcn_platform {
-  static constexpr const char* name = "amdgcn";
-
   // Ordered atomics are relaxed atomics between fences at their scope, on every compiler.
   // An atomic's own synchronization scope does not reliably cover every address space:
   // clang-19 (and ROCm compilers of that age) give each non-seq_cst __hip_atomic_* the
@@ -129,7 +150,6 @@ struct amdgcn_platform {
     XB_AMDGCN_FENCE_AT(__ATOMIC_ACQUIRE, S);
   }
 
-
   static XB_INLINE void fence(mem_scope s, mem_order o) {
     switch (o) {
       case mem_order::relaxed: return;
@@ -139,6 +159,8 @@ struct amdgcn_platform {
       default: XB_AMDGCN_FENCE_AT(__ATOMIC_SEQ_CST, s); return;
     }
   }
+  // No asynchronous copies here: a block-scope fence orders the thread's writes before them.
+  static XB_INLINE void fence_proxy_async() { fence(mem_scope::block, mem_order::acq_rel); }
 
   // The constant-rate counter in nanoseconds, at the rate the runtime reported for the device
   // (amdgcn_clock.hpp: the rates, the default, the fixed-point arithmetic).
@@ -186,6 +208,16 @@ struct amdgcn_platform {
     wide_copy<v4u>(dst, src, bytes);
   }
 
+  static XB_INLINE unsigned char* dynamic_shared() { return xb_dynamic_shared_memory; }
+
+  // A completion function is copied into the barrier bytewise (device code has no
+  // placement new), so it must be trivially copyable, as captureless and pointer-capturing
+  // lambdas are.
+  template <class F>
+  static XB_INLINE void construct_copy(F& slot, const F& f) {
+    static_assert(__is_trivially_copyable(F), "xb::barrier: a completion function must be trivially copyable on GPU targets");
+    __builtin_memcpy(static_cast<void*>(&slot), static_cast<const void*>(&f), sizeof(F));
+  }
 
   // Records the first fault of the launch and ends the calling wave (s_endpgm: a wave, not
   // a lane, is what AMDGPU can end); checked waits of the other waves see `kind` and end too.
@@ -214,3 +246,53 @@ using platform = amdgcn_platform;
 
 }  // namespace detail
 }  // namespace xb
+
+#if !defined(__HIP_INCLUDE_HIP_HIP_RUNTIME_H)
+
+// Without ROCm headers: indices from the work-item and work-group builtins, sizes from the
+// HSA dispatch packet (workgroup_size_x/y/z at bytes 4/6/8, grid_size_x/y/z, in work-items,
+// at bytes 12/16/20).
+#define __restrict__ __restrict
+#define __launch_bounds__(...)
+
+namespace xb {
+namespace amdgcn {
+struct uint3 {
+  unsigned x, y, z;
+};
+XB_INLINE uint3 thread_index() {
+  return uint3{__builtin_amdgcn_workitem_id_x(), __builtin_amdgcn_workitem_id_y(), __builtin_amdgcn_workitem_id_z()};
+}
+XB_INLINE uint3 block_index() {
+  return uint3{__builtin_amdgcn_workgroup_id_x(), __builtin_amdgcn_workgroup_id_y(), __builtin_amdgcn_workgroup_id_z()};
+}
+XB_INLINE uint3 block_dim() {
+  const uint16_t* packet = static_cast<const uint16_t*>(__builtin_amdgcn_dispatch_ptr());
+  return uint3{packet[2], packet[3], packet[4]};
+}
+XB_INLINE uint3 grid_dim() {
+  const uint32_t* packet = static_cast<const uint32_t*>(__builtin_amdgcn_dispatch_ptr());
+  const uint3 block = block_dim();
+  return uint3{packet[3] / block.x, packet[4] / block.y, packet[5] / block.z};
+}
+// What HIP's __syncthreads is: release, s_barrier (s_barrier_signal/wait on gfx12), acquire.
+XB_INLINE void syncthreads() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+}
+}  // namespace amdgcn
+}  // namespace xb
+
+#define threadIdx (::xb::amdgcn::thread_index())
+#define blockIdx (::xb::amdgcn::block_index())
+#define blockDim (::xb::amdgcn::block_dim())
+#define gridDim (::xb::amdgcn::grid_dim())
+#define __syncthreads() ::xb::amdgcn::syncthreads()
+#define __threadfence_block() ::xb::detail::amdgcn_platform::fence(::xb::detail::mem_scope::block, ::xb::detail::mem_order::seq_cst)
+#define __threadfence() ::xb::detail::amdgcn_platform::fence(::xb::detail::mem_scope::device, ::xb::detail::mem_order::seq_cst)
+#define __threadfence_system() ::xb::detail::amdgcn_platform::fence(::xb::detail::mem_scope::system, ::xb::detail::mem_order::seq_cst)
+// s_sleep takes an immediate: a short fixed sleep (64 clocks) stands for any duration.
+#define __nanosleep(ns) __builtin_amdgcn_s_sleep(1)
+
+#endif  // !__HIP_INCLUDE_HIP_HIP_RUNTIME_H

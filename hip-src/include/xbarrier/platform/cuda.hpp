@@ -1,17 +1,21 @@
 // xbarrier/platform/cuda.hpp - the CUDA platform layer: the portable protocol's primitives
 // on NVIDIA GPUs. Running the protocol on it is the "emulated" variant: the exact protocol
-// AMD GPUs run, exercised by real GPU concurrency on sm_80/sm_90.
+// AMD GPUs run, exercised by real GPU concurrency on sm_80/sm_90. The native sm_90 engines
+// (engine_sm90_*.hpp) add the mbarrier instructions of cuda_mbarrier.hpp.
 //
 // Only the primitives are CUDA's: scoped atomics (libcu++ atomic_ref, which lowers to
 // atom/ld/st with .cta/.gpu/.sys), back-off (__nanosleep), the clock (%globaltimer),
 // address-space tests (__isShared) and fault reporting (a module global the host reads).
+// nvcc supplies the kernel vocabulary (threadIdx, __syncthreads, __shared__, ...) itself.
 #pragma once
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cuda/atomic>
 
 #include "../abi.h"
 #include "../scope.hpp"
+#include "cuda_mbarrier.hpp"
 #include "wide_copy.hpp"
 
 // The first fault of a launch; backend-cuda reads it (cuModuleGetGlobal) after synchronize
@@ -20,16 +24,14 @@ extern "C" {
 __device__ xb_fault_record xb_fault_record_slot;
 }
 
-// Polls before a waiter starts to sleep (experiments: XBAR_DEVICE_DEFINES).
-#ifndef XB_CUDA_POLL_SPINS
-#define XB_CUDA_POLL_SPINS 64
-#endif
-// Whether a call's lanes leave the completion step together (reconverge(); experiments: 0).
-#ifndef XB_CUDA_RECONVERGE
-#define XB_CUDA_RECONVERGE 1
-#endif
-
 namespace xb {
+
+// The launch's dynamic shared memory, 128-byte aligned as the host backend's arena: after a
+// kernel's static shared variables the base is otherwise only 16-byte aligned, and the copy
+// engine writes stages that straddle 128-byte lines measurably slower (8 % on the H200 at
+// 16 bytes past a line).
+extern __shared__ __attribute__((aligned(128))) unsigned char xb_dynamic_shared_memory[];
+
 namespace detail {
 
 template <mem_scope S>
@@ -56,8 +58,6 @@ XB_INLINE constexpr cuda::std::memory_order cuda_order(mem_order o) {
 }
 
 struct cuda_platform {
-  static constexpr const char* name = "cuda-emulated";
-
   template <mem_scope S>
   using ref = cuda::atomic_ref<uint64_t, cuda_scope<S>::value>;
 
@@ -95,8 +95,8 @@ struct cuda_platform {
   // fetch_add goes through the generic address even for a shared word: the shared-space
   // instruction has no 64-bit add on sm_90 (ATOMS.CAST.SPIN.64 loop), while the generic
   // ATOM.E.ADD.64 adds a shared word in one instruction, with the CAS loop kept only as
-  // nvcc's fallback. Measured on the H200 (2026-11-30, bench/results/2026-11-30-h200.md):
-  // emulated round trip 794 / 1025 / 2635 -> 634 / 660 / 961 cycles at 128 / 256 / 1024.
+  // nvcc's fallback. On the H200 the shared-space form made the emulated round trip 1.25x
+  // slower at 128 threads and 2.7x slower at 1024.
   template <mem_scope S>
   static XB_INLINE uint64_t fetch_add(uint64_t* w, uint64_t v, mem_order o) {
     return ref<S>(*w).fetch_add(v, cuda_order(o));
@@ -133,15 +133,24 @@ struct cuda_platform {
   static XB_INLINE void after_poll() {}
 
   // Arrivals are per-lane fetch_adds, which nvcc combines per warp into one RMW with a SHFL
-  // scan. Combining by hand was worse on the H200 (2026-11-29): one CAS per whole warp ran
-  // 2-4.5x slower (bench/results/2026-11-29-h200-native.md, run 10), and CCCL's sm_70
-  // scheme (__match_any_sync over __activemask()) deadlocked (29 lanes never arrived).
+  // scan. Combining by hand was worse on the H200: one CAS per whole warp ran 2-4.5x
+  // slower, and CCCL's sm_70 scheme (__match_any_sync over __activemask()) deadlocked
+  // (29 lanes never arrived).
 
   static XB_INLINE void fence(mem_scope s, mem_order o) {
     const cuda::std::memory_order order = cuda_order(o);
     if (s == mem_scope::block) cuda::atomic_thread_fence(order, cuda::thread_scope_block);
     else if (s == mem_scope::device) cuda::atomic_thread_fence(order, cuda::thread_scope_device);
     else cuda::atomic_thread_fence(order, cuda::thread_scope_system);
+  }
+  // Orders generic-proxy writes to shared memory before async-proxy reads of it (bulk
+  // copies). Only sm_90 has an async proxy; elsewhere a block-scope fence suffices.
+  static XB_INLINE void fence_proxy_async() {
+#if XB_MBARRIER_ISA
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#else
+    fence(mem_scope::block, mem_order::acq_rel);
+#endif
   }
 
   static XB_INLINE uint64_t now_ns() {
@@ -156,16 +165,16 @@ struct cuda_platform {
                cuda::std::memory_order_relaxed) != 0;
   }
 
-  // Spin first, then sleep 32 ns doubling to 256 ns; checked builds leave when the launch
-  // faulted. A phase usually completes within a few hundred cycles of the first poll, and a
-  // waiter asleep for up to 1 us (the earlier schedule) cost ~2000 cycles per round trip on
-  // the H200 (2026-11-29, xbar bench); polls of one word are cheap next to that. Release
-  // builds wait with it; checked builds only retry compare-and-swaps with it (wait_backoff).
-  static XB_INLINE void backoff(uint32_t& iteration) { sleep_schedule<XB_CUDA_POLL_SPINS, 4, 3>(iteration); }
+  // Spin 64 polls, then sleep 32 ns doubling to 256 ns; checked builds leave when the launch
+  // faulted. A phase usually completes within a few hundred cycles of the first poll, and
+  // sleeping up to 1 us instead cost ~2000 cycles per round trip on the H200; polls of one
+  // word are cheap next to that. Release builds wait with it; checked builds only retry
+  // compare-and-swaps with it (wait_backoff).
+  static XB_INLINE void backoff(uint32_t& iteration) { sleep_schedule<64, 4, 3>(iteration); }
   // Every poll of a wait (the protocol's, the checked engine's shadow waits). Checked builds
   // sleep 32 ns doubling per poll after 8 polls, up to 1 ms, so the extra latency stays below
   // the time already waited: under compute-sanitizer, lanes spinning in wait loops starved a
-  // diverged warp-mate that had work left (checked_engine.hpp, 6.). Release builds: the
+  // diverged warp-mate that had work left (engine_sm90_checked.hpp, 6.). Release builds: the
   // short back-off. Compare-and-swap retries keep it in checked builds too: 1024 contending
   // threads that each slept up to 1 ms took minutes per case.
   static XB_INLINE void wait_backoff(uint32_t& iteration) {
@@ -186,7 +195,7 @@ struct cuda_platform {
   // A non-blocking probe failed (try_wait). Checked builds leave a faulted launch, as the
   // waits do, or a caller's loop on try_wait would spin past the fault forever; and sleep
   // 0-1 ms, spread by time and thread, so that such loops are seldom all awake at once
-  // (checked_engine.hpp, 6.; a caller's loop keeps no back-off state).
+  // (engine_sm90_checked.hpp, 6.; a caller's loop keeps no back-off state).
   static XB_INLINE void relax() {
     if (XB_CHECKED) {
       if (aborted()) asm volatile("exit;");
@@ -197,20 +206,17 @@ struct cuda_platform {
   static XB_INLINE void notify(uint64_t*) {}
 
   // The lanes of this warp that entered a barrier call together, and their meeting point
-  // after the completion step, before anyone waits: the protocol's round trip on the H200
-  // went 1368 -> 806 cycles at 128 threads with it (bench/results/2026-11-30-session5-h200.md;
-  // the likely cause: the waiting lanes ran ahead and the one lane with the step waited for
-  // the warp to switch paths). Safe because nothing between the two points waits
-  // (protocol.hpp 5.): every lane of the mask gets there.
-  static XB_INLINE uint32_t converged_lanes() { return XB_CUDA_RECONVERGE ? __activemask() : 0; }
-  static XB_INLINE void reconverge(uint32_t lanes) {
-    if (XB_CUDA_RECONVERGE) __syncwarp(lanes);
-  }
+  // after the completion step, before anyone waits: without it the protocol's round trip on
+  // the H200 was 1.7x slower at 128 threads (the likely cause: the waiting lanes ran ahead
+  // and the one lane with the step waited for the warp to switch paths). Safe because
+  // nothing between the two points waits (protocol.hpp 5.): every lane of the mask gets there.
+  static XB_INLINE uint32_t converged_lanes() { return __activemask(); }
+  static XB_INLINE void reconverge(uint32_t lanes) { __syncwarp(lanes); }
 
   static XB_INLINE bool is_shared(const void* p) { return __isShared(p); }
   // The same, never folded by the compiler: nvcc 13.0 folded __isShared to false at one
-  // call site of eight on one __shared__ barrier (bench/experiments/checked_tx_sequences.cu),
-  // where the checked engine must not lose an operation's mirror.
+  // call site of eight on one __shared__ barrier, where the checked engine must not lose an
+  // operation's mirror.
   static XB_INLINE bool is_shared_at_run_time(const void* p) {
     uint32_t shared;
     asm volatile("{ .reg .pred p; isspacep.shared p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(shared) : "l"(p));
@@ -222,6 +228,16 @@ struct cuda_platform {
 
   static XB_INLINE void copy(void* dst, const void* src, size_t bytes) { wide_copy<uint4>(dst, src, bytes); }
 
+  static XB_INLINE unsigned char* dynamic_shared() { return xb_dynamic_shared_memory; }
+
+  // A completion function is copied into the barrier bytewise (device code has no
+  // placement new), so it must be trivially copyable, as captureless and pointer-capturing
+  // lambdas are.
+  template <class F>
+  static XB_INLINE void construct_copy(F& slot, const F& f) {
+    static_assert(__is_trivially_copyable(F), "xb::barrier: a completion function must be trivially copyable on GPU targets");
+    __builtin_memcpy(static_cast<void*>(&slot), static_cast<const void*>(&f), sizeof(F));
+  }
 
   // Records the first fault of the launch and ends the calling thread; checked waits of
   // the other threads see `kind` set and end too.

@@ -2,7 +2,7 @@
 // native lowering uses (sm_90, PTX ISA 8.0+), one function per instruction. The barrier
 // word is the 8-byte mbarrier object; an arrival's token is the state `mbarrier.arrive`
 // returns (bit 63 is the phase parity on sm_90, which conformance `phases` checks). Checked
-// builds use them for their shadow mbarriers (checked_engine.hpp).
+// builds use them for their shadow mbarriers (engine_sm90_checked.hpp).
 #pragma once
 #include <stddef.h>
 #include <stdint.h>

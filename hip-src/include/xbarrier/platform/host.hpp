@@ -1,18 +1,26 @@
 // xbarrier/platform/host.hpp - the host platform layer: the protocol's primitives on CPU
-// threads (backend-host runs each kernel thread as a fiber on a few OS threads per block).
+// threads (backend-host runs each kernel thread as a fiber on a few OS threads per block),
+// and the CUDA kernel vocabulary for kernels compiled by the host C++ compiler.
 //
 // Atomics are GCC/Clang __atomic builtins on plain words, which ThreadSanitizer understands.
 // Waiting yields the fiber to its siblings; with no scheduler (a plain std::thread driver,
 // such as the TSAN stress test) it spins briefly, then yields the OS thread.
+//
+// Kernels: `__shared__` variables are static locals in a section of their own; every running
+// block has its own copy of the kernel's shared object, hence its own variables.
+// `extern __shared__ T x[]` has no host equivalent: use xb::dynamic_shared<T>() (kernel.hpp).
 #pragma once
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-#include <sched.h>
 #include <string.h>
+#include <time.h>
+
+#include <new>
 
 #include "../host_abi.h"
+#include "../protocol.hpp"
 #include "../scope.hpp"
 
 // Static __shared__ variables of a host kernel live in this section of its shared object;
@@ -38,8 +46,6 @@ inline xb_host_thread* current() { return current_thread; }
 namespace detail {
 
 struct host_platform {
-  static constexpr const char* name = "host";
-
   template <mem_scope S>
   static XB_INLINE uint64_t load(const uint64_t* w, mem_order o) {
     return __atomic_load_n(w, static_cast<int>(o));
@@ -69,6 +75,8 @@ struct host_platform {
   static XB_INLINE void after_poll() {}
 
   static XB_INLINE void fence(mem_scope, mem_order o) { __atomic_thread_fence(static_cast<int>(o)); }
+  // No asynchronous copies here: a block-scope fence orders the thread's writes before them.
+  static XB_INLINE void fence_proxy_async() { fence(mem_scope::block, mem_order::acq_rel); }
 
   static XB_INLINE void copy(void* dst, const void* src, size_t bytes) { memcpy(dst, src, bytes); }
 
@@ -134,11 +142,20 @@ struct host_platform {
     if (dyn && c >= dyn && c < dyn + t->block->dynamic_shared_bytes) return true;
     return __start_xb_shared && c >= __start_xb_shared && c < __stop_xb_shared;
   }
-  // The checked engine's names (cuda.hpp). Nothing to release apart: the mbarrier model's
-  // updates are acq_rel read-modify-writes (mbarrier_model.hpp), which TSAN models and fences not.
+  // What the checked engine adds (XB_SHADOW_MODEL=1). Nothing to release apart: the mbarrier
+  // model's updates are acq_rel read-modify-writes, which TSAN models and fences not.
   static inline bool is_shared_at_run_time(const void* p) { return is_shared(p); }
   static inline bool is_global(const void* p) { return !is_shared(p); }
   static inline void release_block() {}
+
+  // The launch's dynamic shared memory (the backend's arena, 128-byte aligned).
+  static XB_INLINE unsigned char* dynamic_shared() { return host::current()->block->dynamic_shared; }
+
+  // A completion function is copied into the barrier with its copy constructor.
+  template <class F>
+  static XB_INLINE void construct_copy(F& slot, const F& f) {
+    ::new (static_cast<void*>(&slot)) F(f);
+  }
 
   [[noreturn]] static inline void fault(xb_fault_record r) {
     xb_host_thread* t = host::current();
@@ -162,4 +179,48 @@ struct host_platform {
 using platform = host_platform;
 
 }  // namespace detail
+
+// The CUDA kernel vocabulary on CPU threads.
+namespace host {
+struct uint3 {
+  unsigned x, y, z;
+};
+inline uint3 to_uint3(const uint32_t (&v)[3]) { return uint3{v[0], v[1], v[2]}; }
+inline uint3 thread_index() { return to_uint3(current()->index); }
+inline uint3 block_index() { return to_uint3(current()->block->index); }
+inline uint3 block_dim() { return to_uint3(current()->launch->block); }
+inline uint3 grid_dim() { return to_uint3(current()->launch->grid); }
+
+// __syncthreads(): the protocol on the block's own word, expecting every thread of it.
+inline void syncthreads() {
+  xb_host_block* b = current()->block;
+  using proto = detail::protocol<detail::host_platform, thread_scope_block>;
+  empty_completion none;
+  const bool parity = proto::arrive(&b->syncthreads_word, 1, none, false);
+  proto::wait_parity(&b->syncthreads_word, parity, XB_OP_SYNCTHREADS);
+}
+}  // namespace host
 }  // namespace xb
+
+#define __global__ __attribute__((visibility("default"), used))
+#define __device__
+#define __host__
+#define __forceinline__ inline __attribute__((always_inline))
+#define __shared__ static __attribute__((section("xb_shared")))
+#define __restrict__ __restrict
+#define __launch_bounds__(...)
+
+#define threadIdx (::xb::host::thread_index())
+#define blockIdx (::xb::host::block_index())
+#define blockDim (::xb::host::block_dim())
+#define gridDim (::xb::host::grid_dim())
+#define __syncthreads() ::xb::host::syncthreads()
+#define __threadfence_block() ::xb::detail::host_platform::fence(::xb::detail::mem_scope::block, ::xb::detail::mem_order::seq_cst)
+#define __threadfence() ::xb::detail::host_platform::fence(::xb::detail::mem_scope::device, ::xb::detail::mem_order::seq_cst)
+#define __threadfence_system() ::xb::detail::host_platform::fence(::xb::detail::mem_scope::system, ::xb::detail::mem_order::seq_cst)
+// Kernel threads are fibers on the host: a thread spinning on plain memory must let its
+// siblings run. CUDA code that backs off with __nanosleep does so here.
+#define __nanosleep(ns) ::xb::detail::host_platform::relax()
+
+// The checked engine's mbarrier on CPU threads (XB_SHADOW_MODEL=1 test builds).
+#include "host_mbarrier_model.hpp"
