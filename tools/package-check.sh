@@ -26,6 +26,14 @@ version=$(cargo metadata --format-version 1 --no-deps |
 work=$(mktemp -d "${TMPDIR:-/tmp}/xbarrier-package-check.XXXXXX")
 if [ "${KEEP:-0}" = 1 ]; then echo "keeping $work"; else trap 'rm -rf "$work"' EXIT; fi
 
+# cargo verifies each crate against the others unpacked from a local registry, and reuses an
+# unpacked copy of the same name and version from an earlier run even when its contents
+# changed: drop those copies first (these crates are not on crates.io under these versions).
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+for c in "${crates[@]}"; do
+  rm -rf "$cargo_home"/registry/src/*/"$c-$version" "$cargo_home"/registry/cache/*/"$c-$version.crate"
+done
+
 echo "== cargo package (and verify) ${crates[*]}"
 # --allow-dirty: the check is about what the crates contain, not about the VCS state.
 args=()
