@@ -46,8 +46,7 @@
 mod driver;
 
 use std::ffi::{c_char, c_uint, c_void, CStr};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use cudarc::driver::result::{self, DriverError};
@@ -105,7 +104,14 @@ struct ModuleInner {
     name: String,
     /// Device address of `xb_fault_record_slot`, if the module defines it.
     fault_slot: Option<sys::CUdeviceptr>,
+    /// The dynamic shared memory limit of each driver function looked up so far, by handle:
+    /// the driver gives every lookup of a name the same handle, and the limit is the
+    /// handle's, so every [`CudaFunction`] of it must share one.
+    shared_limits: Mutex<Vec<(usize, SharedLimit)>>,
 }
+
+/// The dynamic shared memory limit set on a driver function so far (0: the default 48 KiB).
+type SharedLimit = Arc<Mutex<u32>>;
 
 // SAFETY: module handles are context-bound, not thread-bound (see `Context`).
 unsafe impl Send for ModuleInner {}
@@ -127,13 +133,13 @@ pub struct CudaFunction {
     /// Keeps the module loaded: `raw` is invalid once it is unloaded.
     _module: Arc<ModuleInner>,
     raw: sys::CUfunction,
-    /// The dynamic shared memory limit set on the function so far (0: the default 48 KiB).
-    shared_limit: Arc<AtomicU32>,
+    /// The limit set on the driver function so far, shared with every `CudaFunction` of it.
+    shared_limit: SharedLimit,
 }
 
 // SAFETY: function handles are context-bound, not thread-bound (see `Context`).
 unsafe impl Send for CudaFunction {}
-// SAFETY: as above; the only mutable state is atomic.
+// SAFETY: as above; the only mutable state is behind a mutex.
 unsafe impl Sync for CudaFunction {}
 
 /// A stream (`cuStreamCreate`, synchronizing with the legacy default stream, so the
@@ -327,7 +333,13 @@ impl Backend for Cuda {
         // SAFETY: `copy` is a NUL-terminated, 8-aligned copy of the image; the driver
         // validates the contents and copies what it keeps.
         let raw = unsafe { result::module::load_data(copy.as_ptr().cast::<c_void>()) }.call("cuModuleLoadData")?;
-        let mut module = ModuleInner { ctx: device.ctx.clone(), raw, name: name.to_owned(), fault_slot: None };
+        let mut module = ModuleInner {
+            ctx: device.ctx.clone(),
+            raw,
+            name: name.to_owned(),
+            fault_slot: None,
+            shared_limits: Mutex::new(Vec::new()),
+        };
         // SAFETY: `raw` was just loaded; the name is a valid C string.
         match unsafe { result::module::get_global(raw, FAULT_RECORD_CSYMBOL.to_owned()) } {
             Ok((ptr, bytes)) if bytes >= std::mem::size_of::<FaultRecord>() => module.fault_slot = Some(ptr),
@@ -353,7 +365,18 @@ impl Backend for Cuda {
             Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND)) => return Err(not_found()),
             Err(e) => return Err(driver::driver_error("cuModuleGetFunction", e)),
         };
-        Ok(CudaFunction { _module: module.0.clone(), raw, shared_limit: Arc::new(AtomicU32::new(0)) })
+        let shared_limit = {
+            let mut limits = module.0.shared_limits.lock().unwrap_or_else(PoisonError::into_inner);
+            match limits.iter().find(|(handle, _)| *handle == raw as usize) {
+                Some((_, limit)) => limit.clone(),
+                None => {
+                    let limit = SharedLimit::default();
+                    limits.push((raw as usize, limit.clone()));
+                    limit
+                }
+            }
+        };
+        Ok(CudaFunction { _module: module.0.clone(), raw, shared_limit })
     }
 
     fn create_stream(device: &CudaDevice) -> Result<CudaStream> {
@@ -373,18 +396,24 @@ impl Backend for Cuda {
         let shared = config.shared_bytes;
         // The 48 KiB that needs no opt-in counts static shared memory too, so any dynamic
         // size is opted in (once per function and size): 48 KiB of dynamic shared memory on
-        // top of a kernel's own __shared__ variables fails to launch otherwise.
-        if shared > 0 && function.shared_limit.load(Ordering::Relaxed) < shared {
-            // SAFETY: the function belongs to a loaded module of the current context.
-            unsafe {
-                result::function::set_function_attribute(
-                    function.raw,
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    i32::try_from(shared).unwrap_or(i32::MAX),
-                )
+        // top of a kernel's own __shared__ variables fails to launch otherwise. The limit
+        // only grows, under the lock: a launch asking for less must not lower it below what
+        // another launch of the same driver function (another `Kernel` of the name, or
+        // another thread) opted into and is about to use.
+        if shared > 0 {
+            let mut limit = function.shared_limit.lock().unwrap_or_else(PoisonError::into_inner);
+            if *limit < shared {
+                // SAFETY: the function belongs to a loaded module of the current context.
+                unsafe {
+                    result::function::set_function_attribute(
+                        function.raw,
+                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        i32::try_from(shared).unwrap_or(i32::MAX),
+                    )
+                }
+                .call("cuFuncSetAttribute")?;
+                *limit = shared;
             }
-            .call("cuFuncSetAttribute")?;
-            function.shared_limit.fetch_max(shared, Ordering::Relaxed);
         }
         let mut slots = KernelParams::new(args);
         let mut params = slots.pointers();

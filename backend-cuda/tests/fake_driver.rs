@@ -1,0 +1,746 @@
+//! The CUDA backend end to end against a stand-in driver (`fake_driver.c`), so that its
+//! plumbing (loading and probing libcuda through cudarc, device attributes, copies, modules,
+//! argument marshalling, the dynamic shared memory opt-in, fault records, time limits, and
+//! the driver's errors) runs where there is no NVIDIA GPU. `gpu.rs` runs the same backend on
+//! a real one.
+//!
+//! Each test compiles `fake_driver.c` into a `libcuda.so` (and `libcuda.so.1`) with the C
+//! compiler (`$CC`, else `cc`; once per test binary and build of the fake) and re-runs this
+//! test binary, the one test alone, with `LD_LIBRARY_PATH` pointing at it, since the loader
+//! reads that variable only at process start; the child runs the test's scenario, and the
+//! parent fails the test if the child fails or runs past [`CHILD_LIMIT`]. `XBAR_FAKE_CUDA_*`
+//! variables set the fake up (see `fake_driver.c`); `XBAR_FAKE_CUDA_LOG` names the file the
+//! fake logs notable calls to, which the scenarios and the parent read.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use xbarrier_api::{
+    Backend, BackendKind, BarrierOp, Device, Error, FaultKind, FaultRecord, KernelArg, KernelBundle, LaunchConfig,
+    Result, Variant,
+};
+use xbarrier_backend_cuda::Cuda;
+
+const CHILD: &str = "XBAR_FAKE_CUDA_CHILD";
+const LOG: &str = "XBAR_FAKE_CUDA_LOG";
+/// How long a scenario may take before the parent calls it a hang.
+const CHILD_LIMIT: Duration = Duration::from_secs(60);
+
+/// A module of every fake kernel, with the fault record global of `abi.h`'s size.
+const KERNELS: &str =
+    "FAKECUDA kernel:echo kernel:add kernel:fault kernel:spin kernel:hang global:xb_fault_record_slot:88";
+
+/// A build of the fake driver: the entry points it leaves out, to stand for an older driver.
+struct Build {
+    name: &'static str,
+    hidden: &'static [&'static str],
+}
+
+/// Everything the backend uses.
+const FULL: Build = Build { name: "full", hidden: &[] };
+/// A driver before 12.8, without `cuEventElapsedTime_v2`.
+const NO_ELAPSED_V2: Build = Build { name: "no-elapsed-v2", hidden: &["cuEventElapsedTime_v2"] };
+/// A driver without two of the entry points driver.rs requires.
+const MISSING: Build = Build { name: "missing", hidden: &["cuLaunchCooperativeKernel", "cuFuncSetAttribute"] };
+
+/// Whether this process is a child that runs a scenario.
+fn in_child() -> bool {
+    std::env::var_os(CHILD).is_some()
+}
+
+/// The directory holding `build` of the fake as `libcuda.so` and `libcuda.so.1`, compiled on
+/// first use.
+fn library_dir(build: &Build) -> PathBuf {
+    static BUILT: Mutex<Vec<&str>> = Mutex::new(Vec::new());
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fake-cuda").join(build.name);
+    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
+    if !built.contains(&build.name) {
+        compile(build, &dir);
+        built.push(build.name);
+    }
+    dir
+}
+
+fn compile(build: &Build, dir: &Path) {
+    std::fs::create_dir_all(dir).expect("creates the fake driver's directory");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = manifest.join("tests/fake_driver.c");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+    // Staged under a name of this process, then renamed: another test binary may be loading it.
+    let staged = dir.join(format!("libcuda.so.{}.tmp", std::process::id()));
+    let mut command = Command::new(&cc);
+    command
+        .args(["-shared", "-fPIC", "-O1", "-std=gnu11", "-pthread", "-I"])
+        .arg(manifest.join("../hip-src/include")) // xbarrier/abi.h: the fault record's layout
+        .arg("-o")
+        .arg(&staged)
+        .arg(&source);
+    // A version script makes the hidden entry points local: the library lacks them.
+    let script = dir.join(format!("hidden.{}.map", std::process::id()));
+    if !build.hidden.is_empty() {
+        std::fs::write(&script, format!("{{ local: {}; }};\n", build.hidden.join("; "))).expect("writes the map");
+        command.arg(format!("-Wl,--version-script={}", script.display()));
+    }
+    let status = command.status().unwrap_or_else(|e| panic!("this test needs a C compiler (`{cc}`, or set CC): {e}"));
+    let _ = std::fs::remove_file(&script);
+    assert!(status.success(), "{cc} failed on {}", source.display());
+    std::fs::rename(&staged, dir.join("libcuda.so")).expect("installs the fake driver");
+    // cudarc tries libcuda.so first; libcuda.so.1 is the name the driver is installed under.
+    match std::os::unix::fs::symlink("libcuda.so", dir.join("libcuda.so.1")) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => panic!("links libcuda.so.1: {e}"),
+        _ => {}
+    }
+}
+
+/// Runs test `name` alone in a child on `build` of the fake with the `settings` variables,
+/// asserts that it passed in time, and returns the fake's log.
+fn run_child(name: &str, build: &Build, settings: &[(&str, &str)]) -> String {
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let logs = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fake-cuda/logs");
+    std::fs::create_dir_all(&logs).expect("creates the log directory");
+    let log_path = logs.join(format!("{name}.{}.{}.log", std::process::id(), RUNS.fetch_add(1, Ordering::Relaxed)));
+    let _ = std::fs::remove_file(&log_path);
+    let mut library_path = OsString::from(library_dir(build));
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
+        library_path.push(":");
+        library_path.push(old);
+    }
+    let mut command = Command::new(std::env::current_exe().expect("the test binary's path"));
+    command.args(["--exact", name, "--nocapture", "--test-threads=1"]);
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("XBAR_FAKE_CUDA_") {
+            command.env_remove(key);
+        }
+    }
+    command.env(CHILD, "1").env("LD_LIBRARY_PATH", library_path).env(LOG, &log_path).envs(settings.iter().copied());
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("starts the child");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("piped stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("piped stderr")));
+    let deadline = Instant::now() + CHILD_LIMIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("polls the child") {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let text = format!("{}{}", stdout.join().expect("stdout"), stderr.join().expect("stderr"));
+    let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let _ = std::fs::remove_file(&log_path);
+    eprintln!("{text}\nfake driver log:\n{log}");
+    let status = status.unwrap_or_else(|| panic!("{name} ({settings:?}) still ran after {CHILD_LIMIT:?}: a hang"));
+    assert!(status.success() && text.contains("1 passed"), "{name} failed on the fake driver with {settings:?}");
+    log
+}
+
+/// Asserts that the fake found every allocation, module, stream, event and context retain
+/// released when the child ended.
+#[track_caller]
+fn assert_all_released(log: &str) {
+    let last = log.lines().rfind(|l| l.starts_with("exit:"));
+    assert_eq!(last, Some("exit: allocations 0 modules 0 streams 0 events 0 retains 0"), "{log}");
+}
+
+/// The fake's log so far (in a child).
+fn log() -> String {
+    let path = std::env::var_os(LOG).expect("the parent names the log");
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// The log's lines that start with `prefix`.
+fn logged(prefix: &str) -> Vec<String> {
+    log().lines().filter(|l| l.starts_with(prefix)).map(str::to_owned).collect()
+}
+
+/// How many of the log's lines are `line`.
+fn logged_exactly(line: &str) -> usize {
+    log().lines().filter(|l| *l == line).count()
+}
+
+/// Asserts that the process loaded the fake, not a driver installed on this machine.
+fn assert_fake_loaded() {
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("reads /proc/self/maps");
+    assert!(maps.lines().any(|l| l.contains("/fake-cuda/") && l.ends_with("/libcuda.so")), "{maps}");
+}
+
+fn open(ordinal: usize) -> Device<Cuda> {
+    let device = Device::<Cuda>::open(ordinal).unwrap_or_else(|e| panic!("fake device {ordinal}: {e}"));
+    assert_fake_loaded();
+    device
+}
+
+/// A checked bundle holding `image` as its CUDA image.
+fn bundle(name: &str, image: &str) -> KernelBundle {
+    let bytes = KernelBundle::encode(true, &[(BackendKind::Cuda, Variant::Default, image.as_bytes().to_vec())]);
+    KernelBundle::parse(name, Box::leak(bytes.into_boxed_slice())).expect("a well-formed bundle")
+}
+
+#[track_caller]
+fn assert_driver_error<T>(result: Result<T>, call: &str, code: i64, name: &str) {
+    match result {
+        Err(Error::Driver { backend, call: failed, code: got, name: text }) => {
+            assert_eq!((backend, failed, got, text.as_str()), (BackendKind::Cuda, call, code, name))
+        }
+        Err(e) => panic!("expected `{call}` to fail with code {code}, got: {e}"),
+        Ok(_) => panic!("expected `{call}` to fail with code {code}, it succeeded"),
+    }
+}
+
+/// The bytes a kernel parameter of `arg`'s C type holds.
+fn c_bytes(arg: KernelArg) -> Vec<u8> {
+    match arg {
+        KernelArg::Ptr(v) | KernelArg::U64(v) => v.to_ne_bytes().to_vec(),
+        KernelArg::I64(v) => v.to_ne_bytes().to_vec(),
+        KernelArg::F64(v) => v.to_ne_bytes().to_vec(),
+        KernelArg::U32(v) => v.to_ne_bytes().to_vec(),
+        KernelArg::I32(v) => v.to_ne_bytes().to_vec(),
+        KernelArg::F32(v) => v.to_ne_bytes().to_vec(),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn lists_devices_and_their_attributes() {
+    if !in_child() {
+        assert_all_released(&run_child("lists_devices_and_their_attributes", &FULL, &[]));
+        return;
+    }
+    assert_eq!(Device::<Cuda>::count().expect("counts devices"), 2);
+    let h200 = open(0);
+    let info = h200.info();
+    assert_eq!(
+        (info.backend, info.ordinal, info.name.as_str(), info.arch.as_str()),
+        (BackendKind::Cuda, 0, "Fake NVIDIA H200", "sm_90")
+    );
+    assert_eq!(
+        (info.wave_size, info.multiprocessors, info.max_cooperative_blocks),
+        (32, 132, 132),
+        "one resident block per SM is promised for cooperative launches"
+    );
+    assert_eq!((info.max_threads_per_block, info.max_dynamic_shared_bytes), (1024, 232448));
+    assert_eq!(h200.raw().ordinal(), 0);
+    let a30 = open(1);
+    let info = a30.info();
+    assert_eq!((info.ordinal, info.name.as_str(), info.arch.as_str()), (1, "Fake NVIDIA A30", "sm_80"));
+    assert_eq!((info.multiprocessors, info.max_cooperative_blocks), (56, 0), "no cooperative launch on this one");
+    assert_eq!(info.max_dynamic_shared_bytes, 166912);
+    match Device::<Cuda>::open(2) {
+        Err(e @ Error::NoDevice { backend: BackendKind::Cuda, ordinal: 2, found: 2, .. }) => {
+            assert!(e.to_string().contains("valid ordinals are 0..2"), "{e}")
+        }
+        Err(e) => panic!("expected NoDevice, got {e}"),
+        Ok(_) => panic!("opened a third device of two"),
+    }
+    // A second handle retains the same primary context; all are released (the parent checks).
+    let again = open(0);
+    assert_eq!(again.info(), h200.info());
+    assert_eq!(logged_exactly("cuInit"), 1, "the driver is initialized once");
+}
+
+#[test]
+fn copies_round_trip_bytes() {
+    if !in_child() {
+        assert_all_released(&run_child("copies_round_trip_bytes", &FULL, &[]));
+        return;
+    }
+    let device = open(0);
+    // The fake hands out memory filled with 0xab: the backend zeroes it.
+    assert_eq!(device.alloc::<u32>(100).expect("alloc").download().expect("download"), vec![0; 100]);
+    let mut words = device.upload(&[1u32, 2, 3, 4, 5]).expect("upload");
+    words.write_at(1, &[20, 30]).expect("write_at");
+    assert_eq!(words.download().expect("download"), [1, 20, 30, 4, 5]);
+    let mut tail = [0u32; 2];
+    words.read_at(3, &mut tail).expect("read_at");
+    assert_eq!(tail, [4, 5]);
+    let doubles = [0.5f64, -1.0, f64::MAX, f64::MIN_POSITIVE];
+    assert_eq!(device.upload(&doubles).expect("upload").download().expect("download"), doubles);
+    assert_eq!(logged_exactly("cuMemAlloc_v2 device 0 bytes 20"), 1, "{}", log());
+
+    // The backend's own range checks, below the typed buffers.
+    let raw = device.raw();
+    let mut memory = Cuda::alloc(raw, 20).expect("alloc");
+    assert_eq!(Cuda::address(&memory) % 256, 0);
+    Cuda::write(raw, &mut memory, 17, &[1, 2, 3]).expect("write at the end");
+    let mut last = [9u8; 4];
+    Cuda::read(raw, &memory, 16, &mut last).expect("read at the end");
+    assert_eq!(last, [0, 1, 2, 3]);
+    assert!(matches!(Cuda::write(raw, &mut memory, 18, &[0; 3]), Err(Error::InvalidArgument { .. })));
+    assert!(matches!(Cuda::read(raw, &memory, usize::MAX, &mut last), Err(Error::InvalidArgument { .. })));
+    let raw_stream = Cuda::create_stream(raw).expect("stream");
+    let mut dst = Cuda::alloc(raw, 8).expect("alloc");
+    Cuda::copy_device(raw, &raw_stream, &mut dst, 2, &memory, 16, 4).expect("copy");
+    Cuda::synchronize(raw, &raw_stream).expect("synchronize");
+    let mut copied = [9u8; 8];
+    Cuda::read(raw, &dst, 0, &mut copied).expect("read");
+    assert_eq!(copied, [0, 0, 0, 1, 2, 3, 0, 0]);
+    assert!(matches!(
+        Cuda::copy_device(raw, &raw_stream, &mut dst, 6, &memory, 0, 4),
+        Err(Error::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        Cuda::copy_device(raw, &raw_stream, &mut dst, 0, &memory, 17, 4),
+        Err(Error::InvalidArgument { .. })
+    ));
+
+    // Stream copies, and their order: a blocking copy waits for the stream's earlier work (the
+    // backend's streams synchronize with the legacy default stream).
+    let stream = device.stream().expect("stream");
+    let values: Vec<u32> = (0..1000).map(|i| i * 7).collect();
+    let src = device.upload(&values).expect("upload");
+    let mut dst = device.alloc::<u32>(1000).expect("alloc");
+    let mut late = device.alloc::<u32>(1000).expect("alloc");
+    stream.copy(&mut dst, &src).expect("copy");
+    stream.synchronize().expect("synchronize");
+    assert_eq!(dst.download().expect("download"), values);
+    let spin = device.load(&bundle("fake", KERNELS)).expect("load").kernel("spin").expect("spin");
+    let started = Instant::now();
+    // SAFETY: spin(u64 ns).
+    unsafe { stream.launch(&spin, &LaunchConfig::new(1, 1), &[100_000_000u64.into()]) }.expect("launch");
+    stream.copy(&mut late, &src).expect("copy");
+    assert_eq!(late.download().expect("download"), values, "the download waited for the stream");
+    assert!(started.elapsed() >= Duration::from_millis(100), "{:?}", started.elapsed());
+    stream.synchronize().expect("synchronize");
+    assert!(matches!(
+        stream.copy(&mut device.alloc::<u32>(999).expect("alloc"), &src),
+        Err(Error::InvalidArgument { .. })
+    ));
+
+    match device.alloc::<u8>(2 << 30) {
+        Err(Error::OutOfMemory { backend: BackendKind::Cuda, requested }) => assert_eq!(requested, 2 << 30),
+        Err(e) => panic!("expected OutOfMemory, got {e}"),
+        Ok(_) => panic!("the fake device has 1 GiB"),
+    }
+
+    // Other threads (each binds the context before its calls), and the other device.
+    std::thread::scope(|s| {
+        s.spawn(|| assert_eq!(words.download().expect("download on another thread"), [1, 20, 30, 4, 5]));
+        s.spawn(|| {
+            let other = open(1);
+            let buffer = other.upload(&[7u64, 8, 9]).expect("upload to device 1");
+            assert_eq!(buffer.download().expect("download from device 1"), [7, 8, 9]);
+        });
+    });
+    assert_eq!(logged_exactly("cuMemAlloc_v2 device 1 bytes 24"), 1, "{}", log());
+}
+
+#[test]
+fn launches_marshal_typed_arguments() {
+    if !in_child() {
+        assert_all_released(&run_child("launches_marshal_typed_arguments", &FULL, &[]));
+        return;
+    }
+    let device = open(0);
+    let module = device.load(&bundle("fake", KERNELS)).expect("load");
+    assert!(module.checked());
+    let echo = module.kernel("echo").expect("echo");
+    let stream = device.stream().expect("stream");
+    let out = device.alloc::<u64>(10).expect("alloc");
+    let args = [
+        out.arg(),
+        KernelArg::U32(0xdead_beef),
+        KernelArg::F32(-1.25),
+        KernelArg::U64(0x0123_4567_89ab_cdef),
+        KernelArg::F64(3.5),
+        KernelArg::I32(-7),
+        KernelArg::I64(-2),
+    ];
+    // SAFETY: echo(u64*, unsigned, float, u64, double, int, long long) takes `args`; `out`
+    // outlives the synchronizes. The same holds for every launch of echo below.
+    unsafe { stream.launch(&echo, &LaunchConfig::new((2, 3, 4), (8, 4, 2)).shared(1000), &args) }.expect("launch");
+    stream.synchronize().expect("synchronize");
+    // Each argument arrives as exactly its C type's bytes: the int -7 is 4 bytes, not 8.
+    let words = out.download().expect("download");
+    let expected = [
+        0xdead_beef,
+        u64::from((-1.25f32).to_bits()),
+        0x0123_4567_89ab_cdef,
+        3.5f64.to_bits(),
+        0xffff_fff9,
+        (-2i64) as u64,
+        24,
+        64,
+        1000,
+        0,
+    ];
+    assert_eq!(words, expected);
+    let params: Vec<String> = args.iter().map(|a| hex(&c_bytes(*a))).collect();
+    let line = format!("cuLaunchKernel echo grid 2,3,4 block 8,4,2 shared 1000 params {}", params.join(" "));
+    assert_eq!(logged("cuLaunch"), [line]);
+
+    // Dynamic shared memory is opted into once per larger size, and never lowered: the
+    // limit belongs to the driver's function, which every Kernel of the name shares.
+    let launch_shared = |kernel: &xbarrier_api::Kernel<Cuda>, bytes: u32| {
+        // SAFETY: as above.
+        unsafe { stream.launch(kernel, &LaunchConfig::new(1, 32).shared(bytes), &args) }
+            .and_then(|()| stream.synchronize())
+            .and_then(|()| out.download())
+            .map(|words| words[8])
+    };
+    assert_eq!(launch_shared(&echo, 64 * 1024).expect("64 KiB"), 65536);
+    assert_eq!(launch_shared(&echo, 64 * 1024).expect("64 KiB again"), 65536);
+    assert_eq!(launch_shared(&echo, 1000).expect("less"), 1000);
+    let same = module.kernel("echo").expect("echo again");
+    assert_eq!(launch_shared(&same, 2000).expect("2000 bytes through another Kernel"), 2000);
+    assert_eq!(launch_shared(&echo, 64 * 1024).expect("64 KiB after the other Kernel's launch"), 65536);
+    let sets = logged("cuFuncSetAttribute echo MAX_DYNAMIC_SHARED_SIZE_BYTES ");
+    assert_eq!(sets.first().map(String::as_str), Some("cuFuncSetAttribute echo MAX_DYNAMIC_SHARED_SIZE_BYTES 1000"));
+    assert_eq!(sets.last().map(String::as_str), Some("cuFuncSetAttribute echo MAX_DYNAMIC_SHARED_SIZE_BYTES 65536"));
+    assert_eq!(sets.len(), 2, "{sets:?}");
+    // What the device allows in all, less the kernel's static shared memory, passes validation
+    // but not the driver, which says so.
+    assert_driver_error(
+        launch_shared(&echo, 232448),
+        "cuFuncSetAttribute",
+        1,
+        "CUDA_ERROR_INVALID_VALUE: invalid argument",
+    );
+    assert_eq!(launch_shared(&echo, 64 * 1024).expect("64 KiB after the refusal"), 65536);
+    assert!(matches!(launch_shared(&echo, 232449), Err(Error::InvalidArgument { call: "launch", .. })));
+
+    // Cooperative launches: up to the device's promise; past it, or on a device without them,
+    // refused before the driver sees them.
+    let launches = logged("cuLaunch").len();
+    // SAFETY: as above.
+    unsafe { stream.launch(&echo, &LaunchConfig::new(132, 64).cooperative(), &args) }.expect("cooperative");
+    stream.synchronize().expect("synchronize");
+    assert_eq!(&out.download().expect("download")[6..], [132, 64, 0, 1]);
+    assert_eq!(
+        logged("cuLaunchCooperativeKernel echo grid 132,1,1 block 64,1,1 shared 0 params ").len(),
+        1,
+        "{}",
+        log()
+    );
+    // SAFETY: as above (refused before it runs).
+    let refused = unsafe { stream.launch(&echo, &LaunchConfig::new(133, 64).cooperative(), &args) };
+    assert!(matches!(refused, Err(Error::InvalidArgument { call: "launch", .. })), "{refused:?}");
+    let other = open(1);
+    let other_stream = other.stream().expect("stream on device 1");
+    // SAFETY: as above (refused before it runs).
+    let refused = unsafe { other_stream.launch(&echo, &LaunchConfig::new(1, 64).cooperative(), &args) };
+    assert!(matches!(refused, Err(Error::InvalidArgument { call: "launch", .. })), "{refused:?}");
+    assert_eq!(logged("cuLaunch").len(), launches + 1);
+    // A kernel of device 0 on a stream of device 1: the driver refuses it, nothing panics.
+    // SAFETY: as above (the driver refuses it).
+    match unsafe { other_stream.launch(&echo, &LaunchConfig::new(1, 1), &args) } {
+        Err(Error::Driver { call: "cuLaunchKernel", .. }) => {}
+        other => panic!("expected the driver to refuse a kernel of another context, got {other:?}"),
+    }
+    other_stream.synchronize().expect("nothing was queued");
+
+    // Typed buffers through a kernel that uses the grid: add(float*, unsigned n, float).
+    let add = module.kernel("add").expect("add");
+    let data = device.upload(&(0..1000).map(|i| i as f32).collect::<Vec<f32>>()).expect("upload");
+    // SAFETY: add(float*, unsigned, float); `data` outlives the synchronize.
+    unsafe { stream.launch(&add, &LaunchConfig::new(4, 256), &[data.arg(), 1000u32.into(), 0.5f32.into()]) }
+        .expect("launch");
+    // SAFETY: as above; 100 threads touch the first 100 elements.
+    unsafe { stream.launch(&add, &LaunchConfig::new(1, 100), &[data.arg(), 1000u32.into(), 1.0f32.into()]) }
+        .expect("launch");
+    // Launched on this thread, synchronized on another.
+    std::thread::scope(|s| s.spawn(|| stream.synchronize().expect("synchronize on another thread")).join())
+        .expect("the thread ran");
+    let sums = data.download().expect("download");
+    assert!(
+        sums.iter().enumerate().all(|(i, &v)| v == i as f32 + if i < 100 { 1.5 } else { 0.5 }),
+        "{:?}",
+        &sums[95..105]
+    );
+
+    // Names and images the driver refuses.
+    for name in ["nope", "ec\0ho"] {
+        match module.kernel(name) {
+            Err(Error::KernelNotFound { module, kernel }) => {
+                assert_eq!((module.as_str(), kernel.as_str()), ("fake", name))
+            }
+            Err(e) => panic!("expected KernelNotFound, got {e}"),
+            Ok(_) => panic!("found kernel {name:?}"),
+        }
+    }
+    let junk = device.load(&bundle("junk", "not a module")).map(drop);
+    assert_driver_error(junk, "cuModuleLoadData", 200, "CUDA_ERROR_INVALID_IMAGE: device kernel image is invalid");
+    match device.load(&bundle("small", "FAKECUDA kernel:fault global:xb_fault_record_slot:80")) {
+        Err(Error::BadBundle(text)) => {
+            assert!(text.contains("xb_fault_record_slot is 80 bytes, xb_fault_record is 88"), "{text}")
+        }
+        Err(e) => panic!("expected BadBundle, got {e}"),
+        Ok(_) => panic!("loaded a module whose fault record has the wrong size"),
+    }
+}
+
+#[test]
+fn fault_records_surface_as_faults() {
+    if !in_child() {
+        assert_all_released(&run_child("fault_records_surface_as_faults", &FULL, &[]));
+        return;
+    }
+    let device = open(0);
+    let module = device.load(&bundle("fake", KERNELS)).expect("load");
+    let fault = module.kernel("fault").expect("fault");
+    let stream = device.stream().expect("stream");
+    let launch = |kernel: &xbarrier_api::Kernel<Cuda>, config: LaunchConfig, kind: u32| {
+        // SAFETY: fault(unsigned kind).
+        unsafe { stream.launch(kernel, &config, &[kind.into()]) }.expect("launch");
+    };
+    // The last thread of the last block records the fault.
+    launch(&fault, LaunchConfig::new((2, 1, 3), (32, 2, 1)), 3);
+    match stream.synchronize() {
+        Err(Error::Fault(f)) => {
+            assert_eq!((f.kernel.as_str(), f.kind, f.op), ("fault", FaultKind::OverArrival, BarrierOp::ArriveTx));
+            let record = FaultRecord {
+                kind: 3,
+                op: 4,
+                block: [1, 0, 2],
+                thread: [31, 1, 0],
+                barrier: 0x10,
+                value: -5,
+                limit: (1 << 20) - 1,
+                pending: 2,
+                tx: -3,
+                expected: 7,
+                phase_parity: 1,
+                scope: 2,
+            };
+            assert_eq!(f.record, record);
+            let text = f.to_string();
+            assert!(text.contains("`fault`") && text.contains("block (1,0,2) thread (31,1,0)"), "{text}");
+        }
+        other => panic!("expected a fault, got {other:?}"),
+    }
+    stream.synchronize().expect("a fault is reported once");
+
+    // A record with `op` claimed but no `kind` is no fault, yet it is cleared: otherwise the
+    // next fault could not claim it (the first fault of a launch wins).
+    launch(&fault, LaunchConfig::new(1, 1), 0);
+    stream.synchronize().expect("kind 0 is no fault");
+    launch(&fault, LaunchConfig::new(1, 1), 9);
+    match stream.synchronize() {
+        Err(Error::Fault(f)) => assert_eq!((f.kind, f.record.thread), (FaultKind::WaitTimeout, [0, 0, 0])),
+        other => panic!("expected the deadlock fault, got {other:?}"),
+    }
+    launch(&fault, LaunchConfig::new(1, 1), 99);
+    match stream.synchronize() {
+        Err(Error::Fault(f)) => assert_eq!(f.kind, FaultKind::Unknown(99)),
+        other => panic!("expected a fault of an unknown kind, got {other:?}"),
+    }
+
+    // A fault names the kernel launched last from its module, whatever ran after it from others.
+    let other = device.load(&bundle("other", KERNELS)).expect("load");
+    let echo = other.kernel("echo").expect("echo");
+    let out = device.alloc::<u64>(10).expect("alloc");
+    launch(&fault, LaunchConfig::new(1, 1), 1);
+    // SAFETY: echo(u64*, unsigned, float, u64, double, int, long long); `out` outlives the synchronize.
+    unsafe {
+        stream.launch(
+            &echo,
+            &LaunchConfig::new(1, 1),
+            &[out.arg(), 0u32.into(), 0f32.into(), 0u64.into(), 0f64.into(), 0i32.into(), 0i64.into()],
+        )
+    }
+    .expect("launch");
+    match stream.synchronize() {
+        Err(Error::Fault(f)) => assert_eq!((f.kernel.as_str(), f.kind), ("fault", FaultKind::InitCount)),
+        other => panic!("expected a fault, got {other:?}"),
+    }
+
+    // A module without the global has nowhere to record a fault, and reports none.
+    let plain = device.load(&bundle("plain", "FAKECUDA kernel:fault")).expect("load");
+    launch(&plain.kernel("fault").expect("fault"), LaunchConfig::new(1, 1), 3);
+    stream.synchronize().expect("no record, no fault");
+}
+
+/// The stream times a launch with a limit by two events and reports an overrun once the
+/// kernel has ended (a GPU kernel cannot be aborted); the stream stays usable.
+#[test]
+fn time_limits_are_reported_after_the_kernel() {
+    if !in_child() {
+        let log = run_child("time_limits_are_reported_after_the_kernel", &FULL, &[]);
+        assert_all_released(&log);
+        assert!(log.lines().any(|l| l == "cuEventElapsedTime_v2"), "{log}");
+        assert!(!log.lines().any(|l| l == "cuEventElapsedTime"), "{log}");
+        // A driver before 12.8 has only the original entry point, which the backend then uses.
+        let log = run_child("time_limits_are_reported_after_the_kernel", &NO_ELAPSED_V2, &[]);
+        assert_all_released(&log);
+        assert!(log.lines().any(|l| l == "cuEventElapsedTime"), "{log}");
+        return;
+    }
+    let device = open(0);
+    let module = device.load(&bundle("fake", KERNELS)).expect("load");
+    let spin = module.kernel("spin").expect("spin");
+    let stream = device.stream().expect("stream");
+    let spin_for = |ns: u64, limit: Option<Duration>| {
+        let mut config = LaunchConfig::new(1, 1);
+        config.timeout = limit;
+        // SAFETY: spin(u64 ns).
+        unsafe { stream.launch(&spin, &config, &[ns.into()]) }
+    };
+    let started = Instant::now();
+    spin_for(250_000_000, Some(Duration::from_millis(20))).expect("launch");
+    assert!(started.elapsed() < Duration::from_millis(200), "the launch waited for the kernel");
+    match stream.synchronize() {
+        Err(Error::LaunchTimeout { kernel, seconds }) => {
+            assert_eq!(kernel, "spin");
+            assert!((seconds - 0.02).abs() < 1e-9, "{seconds}");
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(started.elapsed() >= Duration::from_millis(250), "reported before the kernel ended");
+    stream.synchronize().expect("an overrun is reported once");
+    spin_for(2_000_000, Some(Duration::from_secs(1))).expect("launch");
+    spin_for(50_000_000, None).expect("launch");
+    stream.synchronize().expect("within its limit, and one without a limit");
+    // Only the launch that overran is named, after those within their limits.
+    spin_for(1_000_000, Some(Duration::from_secs(1))).expect("launch");
+    spin_for(60_000_000, Some(Duration::from_millis(10))).expect("launch");
+    assert!(matches!(stream.synchronize(), Err(Error::LaunchTimeout { seconds, .. }) if (seconds - 0.01).abs() < 1e-9));
+
+    // The stream and its events still work: elapsed_until waits for the later event.
+    let start = stream.record().expect("record");
+    spin_for(30_000_000, None).expect("launch");
+    let end = stream.record().expect("record");
+    let took = start.elapsed_until(&end).expect("elapsed");
+    assert!(took >= Duration::from_millis(29) && took < Duration::from_secs(5), "{took:?}");
+    stream.synchronize().expect("synchronize");
+}
+
+/// A kernel that never ends cannot be stopped by the stream's time limit (the backend waits in
+/// cuStreamSynchronize); where the driver's watchdog ends it, the wait returns the driver's
+/// error, and the context, lost, says so to every later call.
+#[test]
+fn a_hung_kernel_ends_in_the_watchdogs_driver_error() {
+    if !in_child() {
+        let log = run_child(
+            "a_hung_kernel_ends_in_the_watchdogs_driver_error",
+            &FULL,
+            &[("XBAR_FAKE_CUDA_WATCHDOG_MS", "300")],
+        );
+        assert!(log.lines().any(|l| l == "watchdog ended hang"), "{log}");
+        assert_all_released(&log);
+        return;
+    }
+    let device = open(0);
+    let module = device.load(&bundle("fake", KERNELS)).expect("load");
+    let hang = module.kernel("hang").expect("hang");
+    let stream = device.stream().expect("stream");
+    let data = device.upload(&[1u32, 2, 3]).expect("upload");
+    let started = Instant::now();
+    let config = LaunchConfig::new(1, 32).timeout(Duration::from_millis(20));
+    // SAFETY: hang() takes no arguments.
+    unsafe { stream.launch(&hang, &config, &[]) }.expect("launch");
+    let lost = "CUDA_ERROR_LAUNCH_TIMEOUT: the launch timed out and was terminated";
+    assert_driver_error(stream.synchronize(), "cuStreamSynchronize", 702, lost);
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(300) && waited < Duration::from_secs(30), "{waited:?}");
+    assert_driver_error(stream.synchronize(), "cuStreamSynchronize", 702, lost);
+    assert_driver_error(data.download(), "cuMemcpyDtoH", 702, lost);
+    assert_driver_error(device.alloc::<u8>(1), "cuMemAlloc", 702, lost);
+    // SAFETY: as above.
+    assert_driver_error(unsafe { stream.launch(&hang, &config, &[]) }, "cuEventCreate", 702, lost);
+    // SAFETY: as above.
+    assert_driver_error(unsafe { stream.launch(&hang, &LaunchConfig::new(1, 1), &[]) }, "cuLaunchKernel", 702, lost);
+    // The other device is untouched.
+    assert_eq!(open(1).upload(&[5u8]).expect("upload").download().expect("download"), [5]);
+}
+
+#[test]
+fn an_illegal_address_is_a_sticky_driver_error() {
+    if !in_child() {
+        assert_all_released(&run_child("an_illegal_address_is_a_sticky_driver_error", &FULL, &[]));
+        return;
+    }
+    let device = open(0);
+    let echo = device.load(&bundle("fake", KERNELS)).expect("load").kernel("echo").expect("echo");
+    let stream = device.stream().expect("stream");
+    let data = device.upload(&[1u32, 2, 3]).expect("upload");
+    let args = [KernelArg::Ptr(0x1000), 0u32.into(), 0f32.into(), 0u64.into(), 0f64.into(), 0i32.into(), 0i64.into()];
+    // SAFETY: the arguments match echo's parameters; the pointer is bad on purpose, which the
+    // device reports (the fake's device memory is checked host memory).
+    unsafe { stream.launch(&echo, &LaunchConfig::new(1, 1), &args) }.expect("the launch is queued");
+    let illegal = "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered";
+    assert_driver_error(stream.synchronize(), "cuStreamSynchronize", 700, illegal);
+    assert_driver_error(data.download(), "cuMemcpyDtoH", 700, illegal);
+    assert_driver_error(device.stream().map(drop), "cuStreamCreate", 700, illegal);
+}
+
+/// cuInit's failures: no device is no error (a count of 0, and NoDevice saying how to check);
+/// anything else is cuInit's driver error, from counting and opening alike.
+#[test]
+fn init_failures_map_to_documented_errors() {
+    const NAME: &str = "init_failures_map_to_documented_errors";
+    if !in_child() {
+        for settings in [
+            [("XBAR_FAKE_CUDA_INIT", "no-device")],
+            [("XBAR_FAKE_CUDA_DEVICES", "0")],
+            [("XBAR_FAKE_CUDA_INIT", "error:34")],
+            [("XBAR_FAKE_CUDA_INIT", "error:803")],
+        ] {
+            run_child(NAME, &FULL, &settings);
+        }
+        return;
+    }
+    let failure = match std::env::var("XBAR_FAKE_CUDA_INIT").as_deref() {
+        Ok("error:34") => Some((34, "CUDA_ERROR_STUB_LIBRARY: CUDA driver is a stub library")),
+        Ok("error:803") => Some((
+            803,
+            "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: system has unsupported display driver / cuda driver combination",
+        )),
+        _ => None,
+    };
+    match failure {
+        None => {
+            assert_eq!(Device::<Cuda>::count().expect("no device is no error"), 0);
+            match Device::<Cuda>::open(0) {
+                Err(e @ Error::NoDevice { ordinal: 0, found: 0, .. }) => {
+                    assert!(e.to_string().contains("nvidia-smi"), "{e}")
+                }
+                Err(e) => panic!("expected NoDevice, got {e}"),
+                Ok(_) => panic!("opened a device the driver does not have"),
+            }
+        }
+        Some((code, name)) => {
+            assert_driver_error(Device::<Cuda>::count(), "cuInit", code, name);
+            assert_driver_error(Device::<Cuda>::open(0), "cuInit", code, name);
+            assert_eq!(logged_exactly("cuInit"), 1, "the probe's outcome is kept");
+        }
+    }
+    assert_fake_loaded();
+}
+
+#[test]
+fn missing_symbols_are_named_with_the_fix() {
+    if !in_child() {
+        let log = run_child("missing_symbols_are_named_with_the_fix", &MISSING, &[]);
+        assert!(!log.contains("cuInit"), "a driver lacking entry points is not initialized:\n{log}");
+        return;
+    }
+    for result in [Device::<Cuda>::count().map(drop), Device::<Cuda>::open(0).map(drop)] {
+        match result {
+            Err(e @ Error::Unsupported { backend: BackendKind::Cuda, what: "the installed NVIDIA driver", .. }) => {
+                let text = e.to_string();
+                assert!(text.contains("libcuda lacks cuFuncSetAttribute, cuLaunchCooperativeKernel;"), "{text}");
+                assert!(text.contains("update the NVIDIA driver"), "{text}");
+            }
+            Err(e) => panic!("expected the missing entry points, got {e}"),
+            Ok(()) => panic!("used a driver that lacks entry points"),
+        }
+    }
+    assert_fake_loaded();
+}
