@@ -56,6 +56,8 @@ CHECKS=(
   "arrive_and_wait|arrive_and_wait|"
   "arrive_and_wait.checked|arrive_and_wait|-DXB_CHECKED=1"
   "arrive_and_wait.device|arrive_and_wait|-DGM_PROTO=gm::device"
+  "arrive_and_wait.wave|arrive_and_wait|-DGM_WAVE=2"
+  "arrive_and_wait.wave.checked|arrive_and_wait|-DGM_WAVE=2 -DXB_CHECKED=1"
   "completion|completion|"
   "completion.device|completion|-DGM_PROTO=gm::device"
   "early_arrival|early_arrival|"
@@ -176,7 +178,7 @@ sub('      P::notify(w);\n      if (XB_CHECKED && W::all_arrived(now)', '      c
 sub('const uint64_t delta = W::r_bit - (uint64_t(W::expected(claimed_state)) << L::a_shift);', 'const uint64_t delta = 0 - (uint64_t(W::expected(claimed_state)) << L::a_shift);')"
   # the publish is a relaxed RMW (waiters miss the step's writes)
   "publish-relaxed|include/xbarrier/protocol.hpp|completion|
-sub('const uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::acq_rel);\n      const uint64_t now = old + delta;', 'const uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::relaxed);\n      const uint64_t now = old + delta;')"
+sub('lanes.scalar(P::template fetch_add<ms>(lanes.solo(w), delta, mem_order::acq_rel));\n      const uint64_t now = old + delta;', 'lanes.scalar(P::template fetch_add<ms>(lanes.solo(w), delta, mem_order::relaxed));\n      const uint64_t now = old + delta;')"
   # complete() does not complete a next phase its publish finds claimed
   "publish-once|include/xbarrier/protocol.hpp|early_completes|
 sub('if (!W::claimed(now) || W::expected(claimed_state) == 0) return;', 'return;')"
@@ -185,25 +187,25 @@ sub('if (!W::claimed(now) || W::expected(claimed_state) == 0) return;', 'return;
 sub('const uint64_t delta = W::r_bit - (uint64_t(W::expected(claimed_state)) << L::a_shift);', 'const uint64_t delta = W::r_bit - (uint64_t(W::expected(P::template load<ms>(w, mem_order::relaxed))) << L::a_shift);')"
   # an early arrive() returns its token without waiting for the claim to go
   "early-no-wait|include/xbarrier/protocol.hpp|early_arrival|
-sub('    if (s.early && !drop) wait_claim_published(w, s.r == 0, op);\n', '')"
+sub('      if (s.early && !drop) wait_claim_published(lanes, w, W::r_bit ^ s.r, XB_OP_ARRIVE);\n', '')"
   # an early arrival waits for R to flip instead of the claim to go
   "early-wait-for-flip|include/xbarrier/protocol.hpp|early_completes|
 sub('return !W::claimed(s) || (s & W::r_bit) != r; }', 'return (s & W::r_bit) != r; }')"
   # an early arrive_and_wait waits on R without waiting for the claim to go
   "early-wait-skipped-aw|include/xbarrier/protocol.hpp|early_completes|
-sub('    if (s.early) wait_claim_published(w, s.r == 0, XB_OP_ARRIVE);\n', '')"
+sub('    if (s.early) wait_claim_published(lanes, w, W::r_bit ^ s.r, XB_OP_ARRIVE);\n', '')"
   # an early arrival gets the parity of the claimed phase
   "early-old-parity|include/xbarrier/protocol.hpp|early_arrival|
-sub('return {(old & W::r_bit) ^ W::r_bit, false, true};', 'return {old & W::r_bit, false, true};')"
+sub('return ((old & W::r_bit) ^ W::r_bit) | settled_early;', 'return (old & W::r_bit) | settled_early;')"
   # arrive_and_drop also lowers the pending count of its own phase
   "drop-counts-twice|include/xbarrier/protocol.hpp|drop|
-sub('const uint64_t delta = (uint64_t(update) << L::a_shift) - (drop ? 1 : 0);', 'const uint64_t delta = (uint64_t(update + drop) << L::a_shift) - (drop ? 1 : 0);')"
+sub('const uint64_t delta = ((uint64_t(update) << L::a_shift) - (drop ? 1 : 0)) * n;', 'const uint64_t delta = ((uint64_t(update + drop) << L::a_shift) - (drop ? 1 : 0)) * n;')"
   # tx operations change the tx-count of a claimed word
   "tx-ignores-claim|include/xbarrier/protocol.hpp|tx_step|
 sub('        if (W::claimed(old)) {  // the previous', '        if (false) {  // the previous')"
   # tx operations never run the completion step of a phase they claim
   "tx-never-completes|include/xbarrier/protocol.hpp|tx_expect|
-sub('        if (W::claimed(now)) complete(w, now, completion);\n', '')"
+sub('        if (W::claimed(now)) complete(single_lane(), w, now, completion);\n', '')"
   # a successful try_wait skips after_poll
   "try-wait-no-fence|include/xbarrier/protocol.hpp|try_wait|
 sub('    P::template after_poll<ms>();\n    return true;\n', '    return true;\n')"

@@ -56,7 +56,8 @@ fn compile_in(dir: &Path, clang: &Path, target: Target, checked: bool) -> Result
                 LowerError::new(format!("the {target} assembly has no private segment size for {kernel}"))
             })?);
             let fast_path = if op.is_round_trip() { crate::fast_path::amd(&intermediate) } else { None };
-            Ok((op, OpCode { instructions, intermediate, scratch_bytes, fast_path }))
+            let completer = if op.is_round_trip() { crate::fast_path::amd_completer(&intermediate) } else { None };
+            Ok((op, OpCode { instructions, intermediate, scratch_bytes, fast_path, completer }))
         })
         .collect()
 }

@@ -57,6 +57,48 @@ impl FastPath {
 /// entry reaches `s_endpgm` through an LDS atomic and then an LDS load, or when a branch
 /// names a label the text lacks.
 pub fn amd(function_asm: &str) -> Option<FastPath> {
+    shortest(&amd_lines(function_asm), &AMD, Lane::entry(), 1)
+}
+
+/// The walk of the lane that completes a phase in a round trip: the shortest walk from the
+/// entry to `s_endpgm` through two LDS read-modify-write atomics (its arrival, then the
+/// completion step's publish) and then an LDS load (the poll its wave's other lanes make).
+/// Its wave's lanes do not decide alike, so the lane's exec bit is followed as far as it
+/// goes, and a block it is masked off from may still run for the others. The count is what
+/// that wave issues when the step is empty (no completion function) and each poll succeeds.
+pub fn amd_completer(function_asm: &str) -> Option<FastPath> {
+    shortest(&amd_lines(function_asm), &AMD, Lane::entry_among_others(), 2)
+}
+
+/// Whether some walk through the listing's control-flow graph (each branch either way,
+/// no mask model, so more walks than a wave can take) reaches an instruction for which `to`
+/// holds from one for which `from` holds; the first such pair, by line.
+pub fn amd_reaches(
+    function_asm: &str,
+    from: impl Fn(&str) -> bool,
+    to: impl Fn(&str) -> bool,
+) -> Option<(String, String)> {
+    let lines = amd_lines(function_asm);
+    let graph = successors(&lines, &AMD)?;
+    let instructions = &graph.instructions;
+    for (start, text) in instructions.iter().enumerate().filter(|(_, text)| from(text)) {
+        let mut seen = vec![false; instructions.len()];
+        let mut stack: Vec<usize> = graph.next[start].iter().map(|&(j, _)| j).collect();
+        while let Some(at) = stack.pop() {
+            if std::mem::replace(&mut seen[at], true) {
+                continue;
+            }
+            if to(&instructions[at]) {
+                return Some(((*text).to_owned(), instructions[at].to_owned()));
+            }
+            stack.extend(graph.next[at].iter().map(|&(j, _)| j));
+        }
+    }
+    None
+}
+
+/// An AMDGPU function's lines: labels and instructions (comments and directives dropped).
+fn amd_lines(function_asm: &str) -> Vec<Line> {
     let mut lines = Vec::new();
     for line in function_asm.lines() {
         let code = line.split(';').next().unwrap_or("").trim();
@@ -66,7 +108,7 @@ pub fn amd(function_asm: &str) -> Option<FastPath> {
             lines.push(Line::Instruction(code.to_owned()));
         }
     }
-    shortest(&lines, &AMD, Lane::entry())
+    lines
 }
 
 /// The fast path of a kernel from its SASS: (address, instruction) pairs as cuobjdump lists
@@ -94,7 +136,7 @@ pub fn sass(listing: &[(u64, String)]) -> Option<FastPath> {
         lines.push(Line::Label(format!("{address:#x}")));
         lines.push(Line::Instruction(instruction.clone()));
     }
-    shortest(&lines, &SASS, Thread)
+    shortest(&lines, &SASS, Thread, 1)
 }
 
 /// The address a SASS branch names, if the instruction is one.
@@ -224,14 +266,21 @@ const MAX_STATES: usize = 1 << 20;
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct State<M> {
     at: usize,
-    atomic: bool,
+    atomics: u8,
     poll: bool,
     machine: M,
 }
 
-/// Breadth-first search: every instruction costs one, so the first end reached with the
-/// atomic and then the poll seen ends a shortest walk.
-fn shortest<M: Machine>(lines: &[Line], isa: &Isa, entry: M) -> Option<FastPath> {
+/// A listing's instructions and, for each, its successors (with the way it went there) and
+/// whether a walk may end there.
+struct Graph<'a> {
+    instructions: Vec<&'a str>,
+    next: Vec<Vec<(usize, Outcome)>>,
+    ends: Vec<bool>,
+}
+
+/// The control-flow graph of `lines`; `None` where a branch names a label the text lacks.
+fn successors<'a>(lines: &'a [Line], isa: &Isa) -> Option<Graph<'a>> {
     let mut instructions: Vec<&str> = Vec::new();
     let mut labels: HashMap<&str, usize> = HashMap::new();
     for line in lines {
@@ -243,7 +292,6 @@ fn shortest<M: Machine>(lines: &[Line], isa: &Isa, entry: M) -> Option<FastPath>
         }
     }
     let target = |name: &str| labels.get(name).copied().filter(|&i| i < instructions.len());
-    // Each instruction's successors (with the way it went there), and whether a walk may end there.
     let mut next: Vec<Vec<(usize, Outcome)>> = Vec::with_capacity(instructions.len());
     let mut ends = Vec::with_capacity(instructions.len());
     for (i, instruction) in instructions.iter().enumerate() {
@@ -261,18 +309,27 @@ fn shortest<M: Machine>(lines: &[Line], isa: &Isa, entry: M) -> Option<FastPath>
         next.push(successors);
         ends.push(end);
     }
+    Some(Graph { instructions, next, ends })
+}
+
+/// Breadth-first search: every instruction costs one, so the first end reached with
+/// `atomics` atomics and then a poll seen ends a shortest walk.
+fn shortest<M: Machine>(lines: &[Line], isa: &Isa, entry: M, atomics: u8) -> Option<FastPath> {
+    let Graph { instructions, next, ends } = successors(lines, isa)?;
     if instructions.is_empty() {
         return None;
     }
 
-    let start = State { at: 0, atomic: false, poll: false, machine: entry };
+    let start = State { at: 0, atomics: 0, poll: false, machine: entry };
     let mut previous: HashMap<State<M>, Option<State<M>>> = HashMap::from([(start.clone(), None)]);
     let mut queue = VecDeque::from([start]);
     while let Some(state) = queue.pop_front() {
         let instruction = instructions[state.at];
-        let poll = state.poll || (state.atomic && (isa.poll)(instruction));
-        let atomic = state.atomic || (isa.atomic)(instruction);
-        if ends[state.at] && atomic && poll {
+        let is_atomic = (isa.atomic)(instruction);
+        // A poll counts after the last atomic the walk needs.
+        let poll = state.poll || (state.atomics == atomics && (isa.poll)(instruction));
+        let seen = state.atomics + u8::from(is_atomic && state.atomics < atomics);
+        if ends[state.at] && seen == atomics && poll {
             let mut walk = vec![instruction.to_owned()];
             let mut at = previous.get(&state).cloned().flatten();
             while let Some(s) = at {
@@ -284,7 +341,7 @@ fn shortest<M: Machine>(lines: &[Line], isa: &Isa, entry: M) -> Option<FastPath>
         }
         for &(j, outcome) in &next[state.at] {
             for machine in state.machine.step(instruction, outcome) {
-                let successor = State { at: j, atomic, poll, machine };
+                let successor = State { at: j, atomics: seen, poll, machine };
                 if !previous.contains_key(&successor) {
                     if previous.len() >= MAX_STATES {
                         return None;

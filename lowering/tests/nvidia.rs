@@ -241,7 +241,14 @@ fn main() {
     for (target, variant, expect, atomic, poll) in configs {
         let compiled = Lowering::compile(target, variant, false);
         if let Ok(lowering) = &compiled {
-            trials.push(common::fast_path_trial(&format!("{target} {variant}"), lowering, atomic, poll, "EXIT"));
+            trials.push(common::fast_path_trial(
+                &format!("{target} {variant}"),
+                lowering,
+                atomic,
+                poll,
+                "EXIT",
+                common::FAST_PATH_BOUND,
+            ));
         }
         trials.extend(common::trials(&format!("{target} {variant}"), compiled, &Op::ALL, move |op, code| {
             check(code, &expect(op))

@@ -62,16 +62,27 @@
 //    independent thread scheduling lets the completer run anyway). So no function here polls
 //    before the completion step its own call may run: settle() and the tx CAS loop never
 //    wait, and their callers wait afterwards. On every platform, so that the H200's emulated
-//    variant runs the code AMD runs. On CUDA the lanes that skip the step would then run
-//    ahead into their waits, which made the round trip 1.7x slower on the H200, so arrivals
-//    rejoin their warp after the step (P::reconverge): nothing before that point waits, so
-//    every lane gets there.
+//    variant runs the code AMD runs.
+// 6. One atomic per group of lanes. The lanes of a wave (warp) that make the same arrival on
+//    the same barrier together form a group (lane_group.hpp; the platform forms it): its
+//    leader adds the group's arrivals in one fetch_add, and every lane decides from that one
+//    result, which the leader broadcasts. That is the same atomic step as the lanes' own
+//    fetch_adds back to back: no other operation lands between them, so the claim (1.), the
+//    early arrivals (3.) and the checks see the same states. The leader's release follows
+//    every lane's writes (gather()). The leader alone runs the completion step and the
+//    others wait for it in the broadcast of its outcome, before anyone polls (5.). Each lane
+//    acquires by its own poll, except where the platform lets the leader's poll stand for
+//    its wave's (AMDGPU, whose waves issue loads and fences for all their lanes). On AMDGPU
+//    this keeps the result and every decision on it in scalar registers: a wave knows that
+//    its lanes decide alike. Lanes that do not agree on the barrier and the update arrive
+//    one by one (the platform gives them groups of one).
 // ---------------------------------------------------------------------------------------
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
 
 #include "abi.h"
+#include "lane_group.hpp"
 #include "scope.hpp"
 
 namespace xb {
@@ -190,9 +201,10 @@ struct protocol {
   }
 
   // Polls until done(state) holds; bounded in checked builds (a deadlock becomes a fault).
-  template <class Done>
-  static XB_INLINE void poll_until(const uint64_t* w, Done done, uint32_t op) {
-    uint64_t s = P::template poll<ms>(w);
+  // Every lane of `lanes` polls; lanes.agreed() may let the leader's value stand for all.
+  template <class G, class Done>
+  static XB_INLINE void poll_until(G lanes, const uint64_t* w, Done done, uint32_t op) {
+    uint64_t s = lanes.agreed(P::template poll<ms>(w));
     if (XB_LIKELY(done(s))) {
       P::template after_poll<ms>();
       return;
@@ -206,7 +218,7 @@ struct protocol {
         const uint64_t elapsed = P::now_ns() - start;
         if (elapsed > bound) fault(XB_FAULT_WAIT_TIMEOUT, op, w, s, int64_t(elapsed), int64_t(bound));
       }
-      s = P::template poll<ms>(w);
+      s = lanes.agreed(P::template poll<ms>(w));
     } while (!done(s));
     P::template after_poll<ms>();
   }
@@ -214,19 +226,25 @@ struct protocol {
   // Wait until the phase of parity `parity` is published.
   static XB_DEVICE void wait_parity(const uint64_t* w, bool parity, uint32_t op = XB_OP_WAIT) {
     // The parity travels as a word: a captured bool stayed in scratch memory on AMDGPU.
-    wait_r(w, parity ? W::r_bit : 0, op);
+    const uint64_t r = parity ? W::r_bit : 0;
+    const auto lanes = P::lanes_here();
+    if (XB_LIKELY(lanes.agree(w, r))) wait_r(lanes, w, r, op);
+    else wait_r(single_lane(), w, r, op);
   }
   // The same with the parity as the R bit in place (r is 0 or r_bit).
-  static XB_DEVICE void wait_r(const uint64_t* w, uint64_t r, uint32_t op) {
-    poll_until(w, [r](uint64_t s) { return (s & W::r_bit) != r; }, op);
+  template <class G>
+  static XB_INLINE void wait_r(G lanes, const uint64_t* w, uint64_t r, uint32_t op) {
+    // On the high halves: a 64-bit compare costs AMDGPU two instructions more per poll.
+    const uint32_t r_high = uint32_t(r >> 32);
+    poll_until(lanes, w, [r_high](uint64_t s) { return ((uint32_t(s >> 32) ^ r_high) >> 31) != 0; }, op);
   }
 
-  // Wait until the claimed phase of parity `parity` has been published. Not "until R
+  // Wait until the claimed phase whose R bit is `r` has been published. Not "until R
   // flips": the completer may publish this phase and the next back to back, flipping R
   // twice before we look again; the claim is gone either way.
-  static XB_DEVICE void wait_claim_published(const uint64_t* w, bool parity, uint32_t op) {
-    const uint64_t r = parity ? W::r_bit : 0;
-    poll_until(w, [r](uint64_t s) { return !W::claimed(s) || (s & W::r_bit) != r; }, op);
+  template <class G>
+  static XB_INLINE void wait_claim_published(G lanes, const uint64_t* w, uint64_t r, uint32_t op) {
+    poll_until(lanes, w, [r](uint64_t s) { return !W::claimed(s) || (s & W::r_bit) != r; }, op);
   }
 
   // One probe. A failed probe lets the platform relax (the host yields the fiber, so that a
@@ -255,12 +273,13 @@ struct protocol {
   }
 
   // The completion step and publish of a claimed phase (see 2. and 3. above).
-  template <class Completion>
-  static XB_DEVICE void complete(uint64_t* w, uint64_t claimed_state, Completion& completion) {
+  // Run by one lane of `lanes` (its leader), or by a lane alone.
+  template <class G, class Completion>
+  static XB_DEVICE void complete(const G& lanes, uint64_t* w, uint64_t claimed_state, Completion& completion) {
     for (;;) {
       completion();
       const uint64_t delta = W::r_bit - (uint64_t(W::expected(claimed_state)) << L::a_shift);
-      const uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::acq_rel);
+      const uint64_t old = lanes.scalar(P::template fetch_add<ms>(lanes.solo(w), delta, mem_order::acq_rel));
       const uint64_t now = old + delta;
       P::notify(w);
       if (XB_CHECKED && W::all_arrived(now) && W::arrived(now) != 0)
@@ -273,77 +292,127 @@ struct protocol {
     }
   }
 
-  // arrive(update) and arrive_and_drop(): one fetch_add per thread, which the compilers'
-  // atomic optimizers combine per wave while keeping each lane's own result (nvcc: a SHFL
-  // scan; LLVM AMDGPU: v_mbcnt). Returns the parity of the phase the arrival was counted in.
+  // arrive(update) and arrive_and_drop(): one fetch_add per group of lanes (6. above).
+  // Returns the parity of the phase the arrival was counted in.
   template <class Completion>
   static XB_DEVICE bool arrive(uint64_t* w, ptrdiff_t update, Completion& completion, bool drop) {
-    const uint32_t op = drop ? XB_OP_ARRIVE_AND_DROP : XB_OP_ARRIVE;
     if (XB_CHECKED && (update < 1 || update > max_count))
-      fault(XB_FAULT_UPDATE_RANGE, op, w, P::template load<ms>(w, mem_order::relaxed), update, max_count);
-    // arrive_and_drop also lowers E by one for later phases.
-    const uint64_t delta = (uint64_t(update) << L::a_shift) - (drop ? 1 : 0);
-    const uint32_t lanes = P::converged_lanes();
-    const uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::acq_rel);
-    settled s = {old & W::r_bit, false, false};
-    if (XB_UNLIKELY(!still_collecting(old + delta))) s = settle(w, old, old + delta, update, drop, completion);
-    P::reconverge(lanes);  // the step's lane and its warp leave together (platform layer)
-    // A drop returns no token, so it need not wait for the claim.
-    if (s.early && !drop) wait_claim_published(w, s.r == 0, op);
-    return s.r != 0;
+      fault(XB_FAULT_UPDATE_RANGE, drop ? XB_OP_ARRIVE_AND_DROP : XB_OP_ARRIVE, w,
+            P::template load<ms>(w, mem_order::relaxed), update, max_count);
+    const auto lanes = P::lanes_here();
+    if (XB_LIKELY(lanes.agree(w, uint64_t(update) << 1 | uint64_t(drop))))
+      return arrive_as(lanes, w, update, completion, drop);
+    return arrive_as(single_lane(), w, update, completion, drop);
+  }
+  template <class G, class Completion>
+  static XB_INLINE bool arrive_as(G lanes, uint64_t* w, ptrdiff_t update, Completion& completion, bool drop) {
+    // arrive_and_drop also lowers E by one per lane for later phases.
+    const uint64_t n = lanes.size();
+    const uint64_t delta = ((uint64_t(update) << L::a_shift) - (drop ? 1 : 0)) * n;
+    const uint64_t old = group_add(lanes, w, delta);
+    uint64_t r = old & W::r_bit;
+    if (XB_UNLIKELY(!still_collecting(old, delta))) {
+      const settled s = settle_as(lanes, w, old, delta, int64_t(update) * int64_t(n), drop ? uint32_t(n) : 0,
+                                  completion);
+      r = s.r;
+      // A drop returns no token, so it need not wait for the claim.
+      if (s.early && !drop) wait_claim_published(lanes, w, W::r_bit ^ s.r, XB_OP_ARRIVE);
+    }
+    return r != 0;
+  }
+
+  // The group's arrivals in one fetch_add by its leader; every lane gets the word as that
+  // RMW found it.
+  template <class G>
+  static XB_INLINE uint64_t group_add(G lanes, uint64_t* w, uint64_t delta) {
+    lanes.gather();
+    uint64_t old = 0;
+    if (lanes.leads()) old = P::template fetch_add<ms>(lanes.solo(w), delta, mem_order::acq_rel);
+    return lanes.broadcast(old);
   }
 
   // The common case costs one bit test: Z is still clear after this arrival, so it was clear
   // before (no completion step was running), this arrival did not complete the phase, and
   // it did not over-arrive (that would have carried into Z). Testing the claim of the old
   // and new states instead cost ~20 vector instructions per wave on AMDGPU.
-  static XB_INLINE bool still_collecting(uint64_t now) { return !W::all_arrived(now); }
+  static XB_INLINE bool still_collecting(uint64_t old, uint64_t delta) {
+    // Z and A lie in the high half: where delta's low half is 0 (arrivals without drops in
+    // the block layout), the high halves' sum decides, and AMDGPU is spared a 64-bit add.
+    if (L::a_shift >= 32 && uint32_t(delta) == 0)
+      return ((uint32_t(old >> 32) + uint32_t(delta >> 32)) >> (W::z_shift - 32) & 1) == 0;
+    return !W::all_arrived(old + delta);
+  }
 
   // What an arrival that was not still_collecting found: `r`, the R bit (in place) of the
-  // phase it was counted in; `completed`, whether it completed that phase (its completion
-  // step has run and is published); `early`, whether it was counted in the next phase while
-  // this one's completion step runs, so that the caller must wait for that claim to be
-  // published (3. above) before handing out the token. settle() itself never waits (5.
-  // above).
+  // phase it was counted in; `completed`, whether its group completed that phase (the
+  // leader's completion step has run and is published); `early`, whether it was counted in
+  // the next phase while this one's completion step runs, so that the caller must wait for
+  // that claim to be published (3. above) before handing out the token. settle() itself
+  // never waits (5. above).
   struct settled {
     uint64_t r;
     bool completed;
     bool early;
   };
-  template <class Completion>
-  static XB_DEVICE settled settle(uint64_t* w, uint64_t old, uint64_t now, ptrdiff_t update, bool drop,
-                                  Completion& completion) {
-    const uint32_t op = drop ? XB_OP_ARRIVE_AND_DROP : XB_OP_ARRIVE;
+  // settle() on the group's leader, its outcome on every lane: the other lanes wait in the
+  // broadcast until the leader's completion step is done, so the group leaves it together
+  // (5. above).
+  template <class G, class Completion>
+  static XB_INLINE settled settle_as(G lanes, uint64_t* w, uint64_t old, uint64_t delta, int64_t arrivals,
+                                     uint32_t drops, Completion& completion) {
+    uint64_t packed = 0;
+    if (lanes.leads()) packed = settle(lanes, w, old, old + delta, arrivals, drops, completion);
+    packed = lanes.broadcast(packed);
+    return {packed & W::r_bit, (packed & settled_completed) != 0, (packed & settled_early) != 0};
+  }
+  // Run by the group's leader; returns a settled packed into one word (r, then bit 0 for
+  // completed and bit 1 for early), which a wave broadcasts in two scalar moves and which
+  // leaves no struct in scratch memory where the call is not inlined. `arrivals` (the
+  // update of all lanes together) and `drops` (how many of them dropped) are for the checks.
+  static constexpr uint64_t settled_completed = 1, settled_early = 2;
+  template <class G, class Completion>
+  static XB_DEVICE uint64_t settle(const G& lanes, uint64_t* w, uint64_t old, uint64_t now, int64_t arrivals,
+                                  uint32_t drops, Completion& completion) {
+    const uint32_t op = drops ? XB_OP_ARRIVE_AND_DROP : XB_OP_ARRIVE;
     if (W::claimed(old)) {
       // Everyone dropped out: nobody may arrive any more (the barrier never completes again).
       if (XB_CHECKED && W::expected(old) == 0)
-        fault(drop ? XB_FAULT_DROP_EMPTY : XB_FAULT_OVER_ARRIVAL, op, w, old, update, 0);
-      return {(old & W::r_bit) ^ W::r_bit, false, true};
+        fault(drops ? XB_FAULT_DROP_EMPTY : XB_FAULT_OVER_ARRIVAL, op, w, old, arrivals, 0);
+      return ((old & W::r_bit) ^ W::r_bit) | settled_early;
     }
     if (XB_CHECKED) {
-      if (update > W::pending(old)) fault(XB_FAULT_OVER_ARRIVAL, op, w, old, update, W::pending(old));
-      if (drop && W::expected(old) == 0) fault(XB_FAULT_DROP_EMPTY, op, w, old, 1, 0);
+      if (arrivals > W::pending(old)) fault(XB_FAULT_OVER_ARRIVAL, op, w, old, arrivals, W::pending(old));
+      if (int64_t(drops) > W::expected(old)) fault(XB_FAULT_DROP_EMPTY, op, w, old, drops, W::expected(old));
     }
-    if (!W::claimed(now)) return {old & W::r_bit, false, false};
-    complete(w, now, completion);
-    return {old & W::r_bit, true, false};
+    if (!W::claimed(now)) return old & W::r_bit;
+    complete(lanes, w, now, completion);
+    return (old & W::r_bit) | settled_completed;
   }
 
   // arrive() then wait(). The fast case waits on the R bit as the arrival found it, with no
   // detour through a bool. The completer returns at once: it published the phase itself, and
   // its claiming acq_rel RMW read from the release sequence of every arrival and tx update of
   // the phase, so it has seen them all; polling would only re-read its own publish (one
-  // device-scope round trip for a wide barrier). Both waits come after settle() (5. above).
+  // device-scope round trip for a wide barrier). The other lanes of its group poll: the
+  // leader's acquire is its own. Both waits come after settle() (5. above).
   template <class Completion>
   static XB_DEVICE void arrive_and_wait(uint64_t* w, Completion& completion) {
-    const uint64_t delta = uint64_t(1) << L::a_shift;
-    const uint32_t lanes = P::converged_lanes();
-    const uint64_t old = P::template fetch_add<ms>(w, delta, mem_order::acq_rel);
-    settled s = {old & W::r_bit, false, false};
-    if (XB_UNLIKELY(!still_collecting(old + delta))) s = settle(w, old, old + delta, 1, false, completion);
-    P::reconverge(lanes);
-    if (s.early) wait_claim_published(w, s.r == 0, XB_OP_ARRIVE);
-    if (!s.completed) wait_r(w, s.r, XB_OP_WAIT);
+    const auto lanes = P::lanes_here();
+    if (XB_LIKELY(lanes.agree(w, 1))) arrive_and_wait_as(lanes, w, completion);
+    else arrive_and_wait_as(single_lane(), w, completion);
+  }
+  template <class G, class Completion>
+  static XB_INLINE void arrive_and_wait_as(G lanes, uint64_t* w, Completion& completion) {
+    const uint64_t n = lanes.size();
+    const uint64_t delta = n << L::a_shift;
+    const uint64_t old = group_add(lanes, w, delta);
+    if (XB_LIKELY(still_collecting(old, delta))) {
+      wait_r(lanes, w, old & W::r_bit, XB_OP_WAIT);
+      return;
+    }
+    const settled s = settle_as(lanes, w, old, delta, int64_t(n), 0, completion);
+    if (s.early) wait_claim_published(lanes, w, W::r_bit ^ s.r, XB_OP_ARRIVE);
+    if (!s.completed || !lanes.leads()) wait_r(lanes, w, s.r, XB_OP_WAIT);
   }
 
   // arrive_tx (arrivals > 0), expect_tx (arrivals 0, tx > 0) and complete_tx (tx < 0), each
@@ -379,10 +448,10 @@ struct protocol {
       }
       if (!blocked) {
         mirror(old & W::r_bit);
-        if (W::claimed(now)) complete(w, now, completion);
+        if (W::claimed(now)) complete(single_lane(), w, now, completion);
         return W::parity(old);
       }
-      wait_claim_published(w, W::parity(old), op);
+      wait_claim_published(single_lane(), w, old & W::r_bit, op);
     }
   }
 };

@@ -28,12 +28,28 @@
 #endif
 
 #include "xbarrier/abi.h"
+#include "xbarrier/lane_group.hpp"
 #include "xbarrier/scope.hpp"
 
 namespace xb {
 namespace detail {
 
 inline thread_local uint64_t genmc_clock;
+inline thread_local uint32_t genmc_wave_extra_lanes;  // > 0: this thread stands for a wave of 1 + that many lanes
+
+// A wave of `lanes` lanes that this one thread stands for: it leads, and there is nobody
+// else to broadcast to or gather from.
+struct genmc_wave {
+  uint32_t lanes;
+  XB_INLINE bool agree(const void*, uint64_t) const { return true; }
+  XB_INLINE uint32_t size() const { return lanes; }
+  XB_INLINE bool leads() const { return true; }
+  XB_INLINE uint64_t broadcast(uint64_t v) const { return v; }
+  XB_INLINE uint64_t agreed(uint64_t v) const { return v; }
+  XB_INLINE void gather() const {}
+  XB_INLINE uint64_t* solo(uint64_t* w) const { return w; }
+  XB_INLINE uint64_t scalar(uint64_t v) const { return v; }
+};
 inline thread_local uint64_t* genmc_waits;  // this thread's slot (gm::run_threads sets it)
 
 struct genmc_platform {
@@ -76,8 +92,9 @@ struct genmc_platform {
   static XB_INLINE void wait_backoff(uint32_t&) {}
   static XB_INLINE void relax() {}
   static XB_INLINE void notify(uint64_t*) {}
-  static XB_INLINE uint32_t converged_lanes() { return 0; }
-  static XB_INLINE void reconverge(uint32_t) {}
+  // A thread arrives alone, or as a whole wave of 1 + genmc_wave_extra_lanes lanes (a group
+  // whose leader is this thread, lane_group.hpp) where a check sets that.
+  static XB_INLINE genmc_wave lanes_here() { return genmc_wave{1 + genmc_wave_extra_lanes}; }
   static XB_INLINE bool is_shared(const void*) { return true; }
   static XB_INLINE void copy(void* dst, const void* src, size_t bytes) {
     for (size_t i = 0; i < bytes; ++i) static_cast<char*>(dst)[i] = static_cast<const char*>(src)[i];

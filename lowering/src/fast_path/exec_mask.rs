@@ -63,6 +63,9 @@ impl Reg {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Lane {
     known: BTreeMap<Reg, bool>,
+    /// Other lanes of the wave may be active where this one is not (a wave whose lanes do
+    /// not decide alike): a branch on exec may then go either way while this lane is off.
+    among_others: bool,
 }
 
 /// Binary mask operations by mnemonic stem (`s_<stem>_b64`, `s_<stem>_saveexec_b32`).
@@ -83,6 +86,23 @@ fn binary(stem: &str) -> Option<fn(bool, bool) -> bool> {
 }
 
 /// `f` on three-valued bits: known when the known inputs decide it.
+/// The result of an integer `v_cmp` whose two sources are the same register, if it is one.
+fn self_compare(mnemonic: &str, a: &str, b: &str) -> Option<bool> {
+    if a != b || a.is_empty() {
+        return None;
+    }
+    let mut parts = mnemonic.split('_').skip(2);
+    let (condition, kind) = (parts.next()?, parts.next()?);
+    if !(kind.starts_with('u') || kind.starts_with('i')) {
+        return None;
+    }
+    match condition {
+        "eq" | "le" | "ge" => Some(true),
+        "ne" | "lt" | "gt" | "lg" => Some(false),
+        _ => None,
+    }
+}
+
 fn apply(f: fn(bool, bool) -> bool, a: Option<bool>, b: Option<bool>) -> Option<bool> {
     let outcomes: Vec<bool> = [false, true]
         .into_iter()
@@ -96,7 +116,12 @@ fn apply(f: fn(bool, bool) -> bool, a: Option<bool>, b: Option<bool>) -> Option<
 impl Lane {
     /// At the kernel's entry the lane is active.
     pub(crate) fn entry() -> Lane {
-        Lane { known: BTreeMap::from([(Reg::Exec, true)]) }
+        Lane { known: BTreeMap::from([(Reg::Exec, true)]), among_others: false }
+    }
+
+    /// At the kernel's entry, in a wave whose other lanes may decide otherwise.
+    pub(crate) fn entry_among_others() -> Lane {
+        Lane { among_others: true, ..Lane::entry() }
     }
 
     /// Whether the lane is active (its exec bit), where known.
@@ -146,6 +171,9 @@ impl Lane {
             Outcome::NotTaken => !when,
             Outcome::Next => return vec![self],
         };
+        if reg == Reg::Exec && self.among_others && self.get(reg) == Some(false) {
+            return vec![self];
+        }
         match self.get(reg) {
             Some(bit) if bit != want => vec![],
             _ => {
@@ -253,6 +281,12 @@ impl Lane {
             if lane.get(Reg::Exec) == Some(false) {
                 lane.set(reg, Some(false));
                 return vec![lane];
+            }
+            // An integer compare of a register with itself (what a test that every lane
+            // holds the first lane's value becomes for a value in a scalar register).
+            if let Some(result) = self_compare(mnemonic, operand(1), operand(2)) {
+                lane.set(reg, lane.get(Reg::Exec).map(|on| on && result));
+                return if lane.get(Reg::Exec).is_some() { vec![lane] } else { lane.split(reg) };
             }
             lane.set(reg, None);
             return lane.split(reg);

@@ -41,31 +41,34 @@ pub fn no_toolchain(name: &str, error: &dyn std::fmt::Display) -> Trial {
     Trial::test(format!("{name} (ignored: no toolchain: {reason})"), || Ok(())).with_ignored_flag(true)
 }
 
-/// Most instructions a round trip's fast path may issue before the trial fails: a sanity
-/// bound on the search (the kernels hold hundreds of instructions), not DESIGN's target.
+/// Most instructions a round trip's fast path may issue before the trial fails, where no
+/// performance target applies: a sanity bound on the search (the kernels hold hundreds of
+/// instructions).
 pub const FAST_PATH_BOUND: usize = 80;
 
 /// A trial on `arrive_and_wait`'s fast path, named with its length so that the run lists it:
 /// the path must exist, perform the arrival (`atomic`) and the poll (`poll`) once each, in
-/// that order (a non-last arrival whose first poll succeeds), and end the kernel (`end`).
+/// that order (a non-last arrival whose first poll succeeds), end the kernel (`end`), and
+/// issue at most `bound` instructions (a performance target, or FAST_PATH_BOUND).
 pub fn fast_path_trial(
     label: &str,
     lowering: &Lowering,
     atomic: &'static str,
     poll: &'static str,
     end: &'static str,
+    bound: usize,
 ) -> Trial {
     let op = Op::ArriveAndWait;
     let path = lowering.op(op).fast_path.clone();
     let name = match &path {
-        Some(path) => format!("[{label}] {op} fast path: {} instructions", path.count()),
+        Some(path) => format!("[{label}] {op} fast path: {} instructions (at most {bound})", path.count()),
         None => format!("[{label}] {op} fast path"),
     };
     Trial::test(name, move || {
         let path = path.ok_or_else(|| format!("no fast path found in the listing of {op}"))?;
         let listing = || path.instructions.join("\n    ");
-        if !(1..=FAST_PATH_BOUND).contains(&path.count()) {
-            return Err(format!("{} instructions (bound {FAST_PATH_BOUND}):\n    {}", path.count(), listing()).into());
+        if !(1..=bound).contains(&path.count()) {
+            return Err(format!("{} instructions (at most {bound}):\n    {}", path.count(), listing()).into());
         }
         let is = |i: &String, prefix: &str| mnemonic(i).starts_with(prefix);
         let atomics = path.instructions.iter().filter(|i| is(i, atomic)).count();
@@ -75,6 +78,31 @@ pub fn fast_path_trial(
         let ends = path.instructions.last().is_some_and(|i| mnemonic(i) == end);
         if atomics != 1 || polls != 1 || !ends {
             return Err(format!("want one {atomic}*, then one {poll}*, then {end}:\n    {}", listing()).into());
+        }
+        Ok(())
+    })
+}
+
+/// A trial on the AMD round trip of the lane that completes the phase (OpCode::completer),
+/// named with its length: the walk must exist, make two `ds_add_rtn_u64` (the arrival and
+/// the publish), end with `s_endpgm`, and issue at most `bound` instructions.
+pub fn completer_trial(label: &str, lowering: &Lowering, bound: usize) -> Trial {
+    let op = Op::ArriveAndWait;
+    let path = lowering.op(op).completer.clone();
+    let name = match &path {
+        Some(path) => format!("[{label}] {op} completing wave: {} instructions (at most {bound})", path.count()),
+        None => format!("[{label}] {op} completing wave"),
+    };
+    Trial::test(name, move || {
+        let path = path.ok_or_else(|| format!("no completing walk found in the listing of {op}"))?;
+        let listing = || path.instructions.join("\n    ");
+        let adds = path.instructions.iter().filter(|i| mnemonic(i).starts_with("ds_add_rtn_u64")).count();
+        let ends = path.instructions.last().is_some_and(|i| mnemonic(i) == "s_endpgm");
+        if adds != 2 || !ends {
+            return Err(format!("want two ds_add_rtn_u64 (arrival, publish), then s_endpgm:\n    {}", listing()).into());
+        }
+        if path.count() > bound {
+            return Err(format!("{} instructions (at most {bound}):\n    {}", path.count(), listing()).into());
         }
         Ok(())
     })

@@ -8,8 +8,8 @@
 //
 // - Scoped atomics: __hip_atomic_* with workgroup / agent / system scope. A block-scope word
 //   in LDS becomes ds_add_rtn_u64 / ds_cmpst_rtn_b64 (AMD has a native 64-bit LDS add).
-// - Wave aggregation: none by hand. LLVM's AMDGPU atomic optimizer combines a wave's uniform
-//   fetch_add into one lane's atomic and keeps each lane's own result (v_mbcnt scan).
+// - Lane groups: a wave whose lanes make the same barrier call arrives by one lane's atomic,
+//   and decides on its result in scalar registers (lane_group.hpp, protocol.hpp 6.).
 // - Fences: __builtin_amdgcn_fence(order, "workgroup" | "agent" | ""), which the backend
 //   lowers per target (buffer_wbl2/buffer_inv on gfx9, buffer_gl*_inv on gfx11,
 //   global_wb/global_inv with scopes on gfx12).
@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "../abi.h"
+#include "../lane_group.hpp"
 #include "../scope.hpp"
 #include "amdgcn_clock.hpp"
 #include "wide_copy.hpp"
@@ -86,6 +87,17 @@ XB_INLINE constexpr int amdgcn_order(mem_order o) {
     else if ((s) == mem_scope::device) __builtin_amdgcn_fence(order, "agent"); \
     else __builtin_amdgcn_fence(order, "");                          \
   } while (0)
+
+// Whether waves have 32 lanes: clang-19 defines the wave size as a macro and folds its
+// builtin only after the control flow is built (leaving a branch on a constant); clang 22
+// has dropped the macro and folds the builtin.
+XB_INLINE bool wave32() {
+#if defined(__AMDGCN_WAVEFRONT_SIZE)
+  return __AMDGCN_WAVEFRONT_SIZE == 32;
+#else
+  return __builtin_amdgcn_wavefrontsize() == 32;
+#endif
+}
 
 struct amdgcn_platform {
   // Ordered atomics are relaxed atomics between fences at their scope, on every compiler.
@@ -194,10 +206,63 @@ struct amdgcn_platform {
     if (XB_CHECKED && aborted()) __builtin_amdgcn_endpgm();
   }
   static XB_INLINE void notify(uint64_t*) {}
-  // A wave's lanes rejoin where a divergent branch ends (the structurizer's EXEC mask), so
-  // the lane that ran a completion step and the lanes that skipped it meet without help.
-  static XB_INLINE uint32_t converged_lanes() { return 0; }
-  static XB_INLINE void reconverge(uint32_t) {}
+  // The active lanes of a wave; the lowest leads. A wave issues each instruction, fences and
+  // loads included, for all its active lanes: the leader's release fence waits for the
+  // stores of every lane (s_waitcnt counts the wave's accesses) and its cache maintenance is
+  // per CU, as when LLVM's atomic optimizer combines a wave's atomics into one lane's; and
+  // one lane's poll and acquire fence stand for the wave's (agreed()), so that polls and
+  // every decision on the word are scalar.
+  struct wave {
+    // Whether the lanes all pass the same barrier and b: one readfirstlane and one compare
+    // per 32-bit half, which the compiler drops where it can prove the values wave-uniform
+    // (constants; an LDS barrier is compared by its 32-bit LDS address, which is a constant
+    // for a __shared__ or dynamic shared barrier, where its generic address is not).
+    XB_INLINE bool agree(const void* barrier, uint64_t b) const {
+      bool same;
+      if (__builtin_amdgcn_is_shared(barrier)) {
+        typedef __attribute__((address_space(3))) const char* lds_pointer;
+        same = same_on_all(uint32_t(reinterpret_cast<uintptr_t>((lds_pointer)barrier)));
+      } else {
+        same = same_on_all(uint32_t(reinterpret_cast<uintptr_t>(barrier))) &&
+               same_on_all(uint32_t(reinterpret_cast<uintptr_t>(barrier) >> 32));
+      }
+      return __builtin_amdgcn_ballot_w64(!(same && same_on_all(uint32_t(b)) && same_on_all(uint32_t(b >> 32)))) == 0;
+    }
+    static XB_INLINE bool same_on_all(uint32_t v) { return v == uint32_t(__builtin_amdgcn_readfirstlane(int(v))); }
+    XB_INLINE uint32_t size() const { return uint32_t(__builtin_popcountll(__builtin_amdgcn_read_exec())); }
+    XB_INLINE bool leads() const {
+      const uint64_t exec = __builtin_amdgcn_read_exec();
+      const uint32_t below = __builtin_amdgcn_mbcnt_lo(uint32_t(exec), 0);
+      if (wave32()) return below == 0;
+      return __builtin_amdgcn_mbcnt_hi(uint32_t(exec >> 32), below) == 0;
+    }
+    XB_INLINE uint64_t broadcast(uint64_t v) const {
+      const uint32_t lo = uint32_t(__builtin_amdgcn_readfirstlane(int(uint32_t(v))));
+      const uint32_t hi = uint32_t(__builtin_amdgcn_readfirstlane(int(uint32_t(v >> 32))));
+      return uint64_t(hi) << 32 | lo;
+    }
+    XB_INLINE uint64_t agreed(uint64_t v) const { return broadcast(v); }
+    // In code only the leader runs, readfirstlane reads the leader: its value, in scalar
+    // registers.
+    XB_INLINE uint64_t scalar(uint64_t v) const { return broadcast(v); }
+    XB_INLINE void gather() const {}
+    // LLVM's atomic optimizer combines an atomic whose address is wave-uniform into one
+    // lane's, with a scan of the lanes' shares, even where one lane runs it: offsetting the
+    // address by a value that is zero in the leader but per-lane to the compiler makes it
+    // leave the atomic alone. On wave64 that is the leader's count of active lanes below it
+    // in the low half (mbcnt_lo, computed for leads() already), which the compiler cannot
+    // relate to the full count leads() tests; on wave32 the full count is that same value,
+    // so a zero from an asm move serves.
+    XB_INLINE uint64_t* solo(uint64_t* w) const {
+      uint32_t zero;
+      if (wave32()) asm volatile("v_mov_b32 %0, 0" : "=v"(zero));
+      else zero = __builtin_amdgcn_mbcnt_lo(uint32_t(__builtin_amdgcn_read_exec()), 0);
+      return reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(w) + zero);
+    }
+  };
+
+  // Lane groups (lane_group.hpp): the wave's active lanes.
+  static XB_INLINE wave lanes_here() { return wave(); }
 
   static XB_INLINE bool is_shared(const void* p) {
     return __builtin_amdgcn_is_shared(p);

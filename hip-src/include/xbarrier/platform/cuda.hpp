@@ -14,6 +14,7 @@
 #include <cuda/atomic>
 
 #include "../abi.h"
+#include "../lane_group.hpp"
 #include "../scope.hpp"
 #include "cuda_mbarrier.hpp"
 #include "wide_copy.hpp"
@@ -205,13 +206,41 @@ struct cuda_platform {
   }
   static XB_INLINE void notify(uint64_t*) {}
 
-  // The lanes of this warp that entered a barrier call together, and their meeting point
-  // after the completion step, before anyone waits: without it the protocol's round trip on
-  // the H200 was 1.7x slower at 128 threads (the likely cause: the waiting lanes ran ahead
-  // and the one lane with the step waited for the warp to switch paths). Safe because
-  // nothing between the two points waits (protocol.hpp 5.): every lane of the mask gets there.
-  static XB_INLINE uint32_t converged_lanes() { return __activemask(); }
-  static XB_INLINE void reconverge(uint32_t lanes) { __syncwarp(lanes); }
+  // Lane groups (lane_group.hpp): the lanes of this warp that reached the call together
+  // (__activemask), when they all pass the same barrier and update (__match_all_sync); else
+  // each lane alone. Every lane of the mask reaches the group's shuffles and __syncwarp,
+  // because nothing between the call and the broadcast of the completion step's outcome
+  // waits (protocol.hpp 5.). After that broadcast the lanes leave the step together: without
+  // such a meeting point the round trip on the H200 was 1.7x slower at 128 threads (the
+  // waiting lanes ran ahead and the one lane with the step waited for the warp to switch
+  // paths).
+  // Lanes of one warp; the lowest leads. Shuffles carry values, not memory order: gather()
+  // is a __syncwarp, which orders the lanes' earlier accesses before the leader's release,
+  // and every lane acquires by its own poll.
+  struct warp {
+    uint32_t lanes;
+    XB_INLINE bool agree(const void* barrier, uint64_t b) const {
+      int same_a = 0, same_b = 0;
+      (void)__match_all_sync(lanes, reinterpret_cast<unsigned long long>(barrier), &same_a);
+      (void)__match_all_sync(lanes, static_cast<unsigned long long>(b), &same_b);
+      return same_a && same_b;
+    }
+    XB_INLINE uint32_t leader() const { return uint32_t(__ffs(int(lanes)) - 1); }
+    XB_INLINE uint32_t size() const { return uint32_t(__popc(lanes)); }
+    XB_INLINE bool leads() const {
+      uint32_t below;
+      asm("mov.u32 %0, %%lanemask_lt;" : "=r"(below));
+      return (lanes & below) == 0;
+    }
+    XB_INLINE uint64_t broadcast(uint64_t v) const {
+      return __shfl_sync(lanes, static_cast<unsigned long long>(v), int(leader()));
+    }
+    XB_INLINE uint64_t agreed(uint64_t v) const { return v; }
+    XB_INLINE void gather() const { __syncwarp(lanes); }
+    XB_INLINE uint64_t* solo(uint64_t* w) const { return w; }
+    XB_INLINE uint64_t scalar(uint64_t v) const { return v; }
+  };
+  static XB_INLINE warp lanes_here() { return warp{__activemask()}; }
 
   static XB_INLINE bool is_shared(const void* p) { return __isShared(p); }
   // The same, never folded by the compiler: nvcc 13.0 folded __isShared to false at one

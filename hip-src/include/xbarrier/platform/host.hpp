@@ -20,6 +20,7 @@
 #include <new>
 
 #include "../host_abi.h"
+#include "../lane_group.hpp"
 #include "../protocol.hpp"
 #include "../scope.hpp"
 
@@ -130,9 +131,8 @@ struct host_platform {
     if (t && t->launch->notify_fn) t->launch->notify_fn(t->launch->scheduler);
   }
 
-  // Host threads have no warps: nothing to rejoin after a completion step.
-  static XB_INLINE uint32_t converged_lanes() { return 0; }
-  static XB_INLINE void reconverge(uint32_t) {}
+  // Host threads have no warps: each arrives alone.
+  static XB_INLINE single_lane lanes_here() { return single_lane(); }
 
   static inline bool is_shared(const void* p) {
     xb_host_thread* t = host::current();

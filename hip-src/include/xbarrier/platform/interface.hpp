@@ -27,6 +27,22 @@ using void_t = typename make_void<T...>::type;
 template <class T>
 T&& declval() noexcept;
 
+// Every member of a lane group (lane_group.hpp), on a G: well-formed, with these types.
+template <class G>
+using lane_group_members = decltype(bool(declval<const G&>().agree(declval<const void*>(), uint64_t())), uint32_t(declval<const G&>().size()),
+                                    bool(declval<const G&>().leads()), uint64_t(declval<const G&>().broadcast(uint64_t())),
+                                    uint64_t(declval<const G&>().agreed(uint64_t())), uint64_t(declval<const G&>().scalar(uint64_t())),
+                                    static_cast<uint64_t*>(declval<const G&>().solo(declval<uint64_t*>())),
+                                    declval<const G&>().gather());
+template <class G, class = void>
+struct is_lane_group {
+  static constexpr bool value = false;
+};
+template <class G>
+struct is_lane_group<G, void_t<lane_group_members<G>>> {
+  static constexpr bool value = true;
+};
+
 // A trivially copyable function object, for construct_copy.
 struct probe_function {
   int state;
@@ -73,8 +89,14 @@ XB_PRIMITIVE(backoff, void, P::backoff(declval<uint32_t&>()))
 XB_PRIMITIVE(wait_backoff, void, P::wait_backoff(declval<uint32_t&>()))
 XB_PRIMITIVE(relax, void, P::relax())
 XB_PRIMITIVE(notify, void, P::notify(declval<uint64_t*>()))
-XB_PRIMITIVE(converged_lanes, uint32_t, P::converged_lanes())
-XB_PRIMITIVE(reconverge, void, P::reconverge(uint32_t()))
+template <class P, class = void>
+struct has_lanes_here {
+  static constexpr bool value = false;
+};
+template <class P>
+struct has_lanes_here<P, void_t<decltype(P::lanes_here())>> {
+  static constexpr bool value = is_lane_group<decltype(P::lanes_here())>::value;
+};
 // Fences and time.
 XB_PRIMITIVE(fence, void, P::fence(mem_scope::block, mem_order::seq_cst))
 XB_PRIMITIVE(fence_proxy_async, void, P::fence_proxy_async())
@@ -111,8 +133,7 @@ constexpr bool check() {
   XB_REQUIRE(wait_backoff, "static void wait_backoff(uint32_t& iteration)");
   XB_REQUIRE(relax, "static void relax()");
   XB_REQUIRE(notify, "static void notify(uint64_t*)");
-  XB_REQUIRE(converged_lanes, "static uint32_t converged_lanes()");
-  XB_REQUIRE(reconverge, "static void reconverge(uint32_t lanes)");
+  XB_REQUIRE(lanes_here, "static G lanes_here(), G a lane group (lane_group.hpp)");
   XB_REQUIRE(fence, "static void fence(mem_scope, mem_order)");
   XB_REQUIRE(fence_proxy_async, "static void fence_proxy_async()");
   XB_REQUIRE(now_ns, "static uint64_t now_ns()");
