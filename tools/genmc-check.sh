@@ -148,8 +148,9 @@ for entry in "${CHECKS[@]}"; do
 done
 
 # Mutants: name, the file it patches (under include/ or genmc/ of the copy), the checks
-# expected to kill it (tried in order under RC11 until one reports an error), and python
-# code that edits the file with sub(old, new) (old must occur exactly once).
+# expected to kill it (names from CHECKS, tried in order under RC11 until one reports an
+# error), and python code that edits the file with sub(old, new) (old must occur exactly
+# once).
 MUTANTS=(
   # the platform drops the acquire fence after a successful poll
   "poll-no-fence|genmc/platform.hpp|arrive_wait|
@@ -176,6 +177,9 @@ sub('      P::notify(w);\n      if (XB_CHECKED && W::all_arrived(now)', '      c
   # the publish does not flip R (the phase is never published)
   "publish-no-flip|include/xbarrier/protocol.hpp|arrive_and_wait|
 sub('const uint64_t delta = W::r_bit - (uint64_t(W::expected(claimed_state)) << L::a_shift);', 'const uint64_t delta = 0 - (uint64_t(W::expected(claimed_state)) << L::a_shift);')"
+  # a wave's leader adds one lane's arrival, not the group's
+  "group-counts-one-lane|include/xbarrier/protocol.hpp|arrive_and_wait.wave|
+sub('const uint64_t delta = n << L::a_shift;', 'const uint64_t delta = uint64_t(1) << L::a_shift;')"
   # the publish is a relaxed RMW (waiters miss the step's writes)
   "publish-relaxed|include/xbarrier/protocol.hpp|completion|
 sub('lanes.scalar(P::template fetch_add<ms>(lanes.solo(w), delta, mem_order::acq_rel));\n      const uint64_t now = old + delta;', 'lanes.scalar(P::template fetch_add<ms>(lanes.solo(w), delta, mem_order::relaxed));\n      const uint64_t now = old + delta;')"
@@ -220,6 +224,13 @@ sub('now = P::template fetch_add<ms>(w, armed(expected_of(old)), arm_order) + ar
 sub('const mem_order arm_order = order == mem_order::release ? mem_order::relaxed : order;', 'const mem_order arm_order = mem_order::relaxed;')"
 )
 
+# The killers are checks by name, run with their program and flags.
+declare -A CHECK_PROG CHECK_FLAGS
+for entry in "${CHECKS[@]}"; do
+  IFS='|' read -r name prog flags <<<"$entry"
+  CHECK_PROG[$name]=$prog
+  CHECK_FLAGS[$name]=$flags
+done
 mutants_run=0
 echo "== mutants (each must be killed: some check reports an error)"
 for entry in "${MUTANTS[@]}"; do
@@ -250,7 +261,7 @@ PY
   fi
   status=""
   for check in $killers; do
-    genmc_run rc11 "$WORK/m/include" "$WORK/m/genmc" "$check" ""
+    genmc_run rc11 "$WORK/m/include" "$WORK/m/genmc" "${CHECK_PROG[$check]}" "${CHECK_FLAGS[$check]}"
     if [ "$RESULT" = error ]; then
       status="killed by $check: $DETAIL"
       break

@@ -234,9 +234,12 @@ struct protocol {
   // The same with the parity as the R bit in place (r is 0 or r_bit).
   template <class G>
   static XB_INLINE void wait_r(G lanes, const uint64_t* w, uint64_t r, uint32_t op) {
-    // On the high halves: a 64-bit compare costs AMDGPU two instructions more per poll.
-    const uint32_t r_high = uint32_t(r >> 32);
-    poll_until(lanes, w, [r_high](uint64_t s) { return ((uint32_t(s >> 32) ^ r_high) >> 31) != 0; }, op);
+    // R is the sign bit, so R differs where s ^ r is negative: AMDGPU tests that on the high
+    // halves (one XOR, one compare), where masking both words cost two instructions more.
+    // (A 32-bit XOR of the high halves reads the same but crashes GenMC 0.11's load
+    // annotation.)
+    static_assert(W::r_bit == uint64_t(1) << 63, "wait_r tests R as the sign bit");
+    poll_until(lanes, w, [r](uint64_t s) { return int64_t(s ^ r) < 0; }, op);
   }
 
   // Wait until the claimed phase whose R bit is `r` has been published. Not "until R
