@@ -88,7 +88,7 @@ pub fn amd_reaches(
             if std::mem::replace(&mut seen[at], true) {
                 continue;
             }
-            if to(&instructions[at]) {
+            if to(instructions[at]) {
                 return Some(((*text).to_owned(), instructions[at].to_owned()));
             }
             stack.extend(graph.next[at].iter().map(|&(j, _)| j));
