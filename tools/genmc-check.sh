@@ -172,8 +172,8 @@ sub('return all_arrived(s) && tx(s) == 0; }', 'return all_arrived(s) && tx(s) <=
 sub('return all_arrived(s) && tx(s) == 0; }', 'return all_arrived(s); }')"
   # the completion function runs after the publish
   "publish-before-step|include/xbarrier/protocol.hpp|completion|
-sub('      completion();\n      const uint64_t delta = W::r_bit', '      const uint64_t delta = W::r_bit')
-sub('      P::notify(w);\n      if (XB_CHECKED && W::all_arrived(now)', '      completion();\n      P::notify(w);\n      if (XB_CHECKED && W::all_arrived(now)')"
+sub('      if (lanes.leads()) completion();\n      const uint64_t delta = W::r_bit', '      const uint64_t delta = W::r_bit')
+sub('      P::notify(w);\n      if (XB_CHECKED && W::all_arrived(now)', '      if (lanes.leads()) completion();\n      P::notify(w);\n      if (XB_CHECKED && W::all_arrived(now)')"
   # the publish does not flip R (the phase is never published)
   "publish-no-flip|include/xbarrier/protocol.hpp|arrive_and_wait|
 sub('const uint64_t delta = W::r_bit - (uint64_t(W::expected(claimed_state)) << L::a_shift);', 'const uint64_t delta = 0 - (uint64_t(W::expected(claimed_state)) << L::a_shift);')"
@@ -182,25 +182,25 @@ sub('const uint64_t delta = W::r_bit - (uint64_t(W::expected(claimed_state)) << 
 sub('const uint64_t delta = n << L::a_shift;', 'const uint64_t delta = uint64_t(1) << L::a_shift;')"
   # the publish is a relaxed RMW (waiters miss the step's writes)
   "publish-relaxed|include/xbarrier/protocol.hpp|completion|
-sub('lanes.scalar(P::template fetch_add<ms>(lanes.solo(w), delta, mem_order::acq_rel));\n      const uint64_t now = old + delta;', 'lanes.scalar(P::template fetch_add<ms>(lanes.solo(w), delta, mem_order::relaxed));\n      const uint64_t now = old + delta;')"
+sub('leader_add(lanes, w, delta, mem_order::acq_rel) + delta;', 'leader_add(lanes, w, delta, mem_order::relaxed) + delta;')"
   # complete() does not complete a next phase its publish finds claimed
   "publish-once|include/xbarrier/protocol.hpp|early_completes|
-sub('if (!W::claimed(now) || W::expected(claimed_state) == 0) return;', 'return;')"
+sub('again = XB_UNLIKELY(W::all_arrived(now)) && W::claimed(now) && W::expected(claimed_state) != 0;', 'again = false;')"
   # the publish takes E from the word now, not from the claimed state
   "publish-fresh-expected|include/xbarrier/protocol.hpp|drop early_completes|
 sub('const uint64_t delta = W::r_bit - (uint64_t(W::expected(claimed_state)) << L::a_shift);', 'const uint64_t delta = W::r_bit - (uint64_t(W::expected(P::template load<ms>(w, mem_order::relaxed))) << L::a_shift);')"
   # an early arrive() returns its token without waiting for the claim to go
   "early-no-wait|include/xbarrier/protocol.hpp|early_arrival|
-sub('      if (s.early && !drop) wait_claim_published(lanes, w, W::r_bit ^ s.r, XB_OP_ARRIVE);\n', '')"
+sub('        if (!drop) wait_claim_published(lanes, w, r, XB_OP_ARRIVE);\n', '')"
   # an early arrival waits for R to flip instead of the claim to go
   "early-wait-for-flip|include/xbarrier/protocol.hpp|early_completes|
 sub('return !W::claimed(s) || (s & W::r_bit) != r; }', 'return (s & W::r_bit) != r; }')"
   # an early arrive_and_wait waits on R without waiting for the claim to go
   "early-wait-skipped-aw|include/xbarrier/protocol.hpp|early_completes|
-sub('    if (s.early) wait_claim_published(lanes, w, W::r_bit ^ s.r, XB_OP_ARRIVE);\n', '')"
+sub('      wait_claim_published(lanes, w, old & W::r_bit, XB_OP_ARRIVE);\n', '')"
   # an early arrival gets the parity of the claimed phase
   "early-old-parity|include/xbarrier/protocol.hpp|early_arrival|
-sub('return ((old & W::r_bit) ^ W::r_bit) | settled_early;', 'return (old & W::r_bit) | settled_early;')"
+sub('        r ^= W::r_bit;\n', '')"
   # arrive_and_drop also lowers the pending count of its own phase
   "drop-counts-twice|include/xbarrier/protocol.hpp|drop|
 sub('const uint64_t delta = ((uint64_t(update) << L::a_shift) - (drop ? 1 : 0)) * n;', 'const uint64_t delta = ((uint64_t(update + drop) << L::a_shift) - (drop ? 1 : 0)) * n;')"

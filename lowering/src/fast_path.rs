@@ -57,41 +57,60 @@ impl FastPath {
 /// entry reaches `s_endpgm` through an LDS atomic and then an LDS load, or when a branch
 /// names a label the text lacks.
 pub fn amd(function_asm: &str) -> Option<FastPath> {
-    shortest(&amd_lines(function_asm), &AMD, Lane::entry(), 1)
+    shortest(&amd_lines(function_asm), &AMD, Lane::entry(), 1, true)
 }
 
-/// The walk of the lane that completes a phase in a round trip: the shortest walk from the
-/// entry to `s_endpgm` through two LDS read-modify-write atomics (its arrival, then the
-/// completion step's publish) and then an LDS load (the poll its wave's other lanes make).
-/// Its wave's lanes do not decide alike, so the lane's exec bit is followed as far as it
-/// goes, and a block it is masked off from may still run for the others. The count is what
-/// that wave issues when the step is empty (no completion function) and each poll succeeds.
+/// The walk of the wave whose leader completes a phase in a round trip: the shortest walk
+/// from the entry to `s_endpgm` through two LDS read-modify-write atomics (the wave's
+/// arrival, then the completion step's publish), followed by the leader's exec bit; a block
+/// the leader is masked off from may still run for the other lanes. No poll is required: the
+/// wave returns on its leader's acquire (protocol.hpp 6.). The count is what that wave
+/// issues when the step is empty (no completion function).
 pub fn amd_completer(function_asm: &str) -> Option<FastPath> {
-    shortest(&amd_lines(function_asm), &AMD, Lane::entry_among_others(), 2)
+    shortest(&amd_lines(function_asm), &AMD, Lane::entry_among_others(), 2, false)
 }
 
-/// Whether some walk through the listing's control-flow graph (each branch either way,
-/// no mask model, so more walks than a wave can take) reaches an instruction for which `to`
-/// holds from one for which `from` holds; the first such pair, by line.
+/// Whether some walk a wave can take from the kernel's entry reaches an instruction for which
+/// `to` holds after one for which `from` holds; the first such pair found. The walks follow
+/// one lane's bits of the masks (exec_mask.rs) among other lanes that may decide otherwise,
+/// so a branch on a flag the structurizer set is taken only the way the flag says, and a
+/// block the lane is masked off from may still run; data the model cannot follow lets a
+/// branch go either way. `None` also where the listing's branches name missing labels, or
+/// the walks' states run past the search's limit.
 pub fn amd_reaches(
     function_asm: &str,
     from: impl Fn(&str) -> bool,
     to: impl Fn(&str) -> bool,
 ) -> Option<(String, String)> {
     let lines = amd_lines(function_asm);
-    let graph = successors(&lines, &AMD)?;
-    let instructions = &graph.instructions;
-    for (start, text) in instructions.iter().enumerate().filter(|(_, text)| from(text)) {
-        let mut seen = vec![false; instructions.len()];
-        let mut stack: Vec<usize> = graph.next[start].iter().map(|&(j, _)| j).collect();
-        while let Some(at) = stack.pop() {
-            if std::mem::replace(&mut seen[at], true) {
-                continue;
+    let Graph { instructions, next, .. } = successors(&lines, &AMD)?;
+    if instructions.is_empty() {
+        return None;
+    }
+    // A state: where the walk is, the `from` instruction it passed (if any), the lane.
+    type Walk = (usize, Option<usize>, Lane);
+    let start: Walk = (0, None, Lane::entry_among_others());
+    let mut seen: HashSet<Walk> = HashSet::from([start.clone()]);
+    let mut queue = VecDeque::from([start]);
+    while let Some((at, passed, lane)) = queue.pop_front() {
+        let instruction = instructions[at];
+        if let Some(origin) = passed {
+            if to(instruction) {
+                return Some((instructions[origin].to_owned(), instruction.to_owned()));
             }
-            if to(instructions[at]) {
-                return Some(((*text).to_owned(), instructions[at].to_owned()));
+        }
+        let passed = passed.or(from(instruction).then_some(at));
+        for &(j, outcome) in &next[at] {
+            for machine in lane.step(instruction, outcome) {
+                let successor = (j, passed, machine);
+                if !seen.contains(&successor) {
+                    if seen.len() >= MAX_STATES {
+                        return None;
+                    }
+                    seen.insert(successor.clone());
+                    queue.push_back(successor);
+                }
             }
-            stack.extend(graph.next[at].iter().map(|&(j, _)| j));
         }
     }
     None
@@ -136,7 +155,7 @@ pub fn sass(listing: &[(u64, String)]) -> Option<FastPath> {
         lines.push(Line::Label(format!("{address:#x}")));
         lines.push(Line::Instruction(instruction.clone()));
     }
-    shortest(&lines, &SASS, Thread, 1)
+    shortest(&lines, &SASS, Thread, 1, true)
 }
 
 /// The address a SASS branch names, if the instruction is one.
@@ -313,14 +332,14 @@ fn successors<'a>(lines: &'a [Line], isa: &Isa) -> Option<Graph<'a>> {
 }
 
 /// Breadth-first search: every instruction costs one, so the first end reached with
-/// `atomics` atomics and then a poll seen ends a shortest walk.
-fn shortest<M: Machine>(lines: &[Line], isa: &Isa, entry: M, atomics: u8) -> Option<FastPath> {
+/// `atomics` atomics and then (where `needs_poll`) a poll seen ends a shortest walk.
+fn shortest<M: Machine>(lines: &[Line], isa: &Isa, entry: M, atomics: u8, needs_poll: bool) -> Option<FastPath> {
     let Graph { instructions, next, ends } = successors(lines, isa)?;
     if instructions.is_empty() {
         return None;
     }
 
-    let start = State { at: 0, atomics: 0, poll: false, machine: entry };
+    let start = State { at: 0, atomics: 0, poll: !needs_poll, machine: entry };
     let mut previous: HashMap<State<M>, Option<State<M>>> = HashMap::from([(start.clone(), None)]);
     let mut queue = VecDeque::from([start]);
     while let Some(state) = queue.pop_front() {
@@ -525,5 +544,23 @@ mod tests {
         let past =
             listing(&[(0x00, "ATOMS.ADD R0, [UR4], R1"), (0x10, "BRA 0x80"), (0x20, "LDS R2, [UR4]"), (0x30, "EXIT")]);
         assert_eq!(sass(&past).map(|p| p.count()), None);
+    }
+
+    fn sleep_reaches_rmw(asm: &str) -> bool {
+        amd_reaches(asm, |i| i.starts_with("s_sleep"), |i| i.starts_with("ds_add_rtn")).is_some()
+    }
+
+    #[test]
+    fn reaches_follows_the_structurizers_flags() {
+        // A wait loop, then a flow block that enters the publish only where s4 is set; s4
+        // is cleared on the way, so no wave goes from the loop to the publish.
+        let guarded = "k:\n\ts_mov_b32 s4, 0\n.LBB0_1:\n\ts_sleep 1\n\tds_read_b64 v[2:3], v0\n\
+                       \ts_cbranch_scc1 .LBB0_1\n\ts_and_b32 vcc_lo, exec_lo, s4\n\ts_cbranch_vccz .LBB0_2\n\
+                       \tds_add_rtn_u64 v[0:1], v0, v[0:1]\n.LBB0_2:\n\ts_endpgm\n";
+        assert!(!sleep_reaches_rmw(guarded));
+        // The same with s4 set: the publish follows the wait.
+        assert!(sleep_reaches_rmw(&guarded.replace("s_mov_b32 s4, 0", "s_mov_b32 s4, -1")));
+        // A flag the model cannot know (data) lets the branch go either way.
+        assert!(sleep_reaches_rmw(&guarded.replace("s_mov_b32 s4, 0", "s_load_dword s4, s[0:1], 0x0")));
     }
 }

@@ -162,8 +162,8 @@ pub struct OpCode {
     /// poll succeeds (see [`fast_path`]); `None` for the other operations, or where the
     /// listing has no such path.
     pub fast_path: Option<FastPath>,
-    /// On AMD targets, the round trip of the lane that completes the phase, with its wave's
-    /// other lanes' poll ([`fast_path::amd_completer`]); `None` elsewhere.
+    /// On AMD targets, the round trip of the wave whose leader completes the phase
+    /// ([`fast_path::amd_completer`]); `None` elsewhere.
     pub completer: Option<FastPath>,
 }
 

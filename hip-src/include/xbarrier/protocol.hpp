@@ -69,13 +69,16 @@
 //    result, which the leader broadcasts. That is the same atomic step as the lanes' own
 //    fetch_adds back to back: no other operation lands between them, so the claim (1.), the
 //    early arrivals (3.) and the checks see the same states. The leader's release follows
-//    every lane's writes (gather()). The leader alone runs the completion step and the
-//    others wait for it in the broadcast of its outcome, before anyone polls (5.). Each lane
-//    acquires by its own poll, except where the platform lets the leader's poll stand for
-//    its wave's (AMDGPU, whose waves issue loads and fences for all their lanes). On AMDGPU
-//    this keeps the result and every decision on it in scalar registers: a wave knows that
-//    its lanes decide alike. Lanes that do not agree on the barrier and the update arrive
-//    one by one (the platform gives them groups of one).
+//    every lane's writes (gather()). The whole group runs the completion path alike; its
+//    leader alone runs the completion function and the publish, and the others wait for it
+//    in the broadcast of the publish's result, before anyone polls (5.). Each lane acquires
+//    by its own poll, except where the platform lets the leader's acquire stand for its
+//    wave's (AMDGPU, whose waves issue loads and fences for all their lanes): there the
+//    lanes take the leader's polled value, and a wave whose leader completed the phase
+//    returns at once, as the leader does. On AMDGPU this keeps the result and every
+//    decision on it in scalar registers: a wave knows that its lanes decide alike. Lanes
+//    that do not agree on the barrier and the update arrive one by one (the platform gives
+//    them groups of one).
 // ---------------------------------------------------------------------------------------
 #pragma once
 #include <stddef.h>
@@ -201,10 +204,16 @@ struct protocol {
   }
 
   // Polls until done(state) holds; bounded in checked builds (a deadlock becomes a fault).
-  // Every lane of `lanes` polls; lanes.agreed() may let the leader's value stand for all.
+  // Every lane of `lanes` polls; where the leader's acquire stands for the group's, every
+  // lane takes the leader's value, so that the group decides alike.
+  template <class G>
+  static XB_INLINE uint64_t poll_as(G lanes, const uint64_t* w) {
+    const uint64_t s = P::template poll<ms>(w);
+    return lanes.acquires_as_one() ? lanes.broadcast(s) : s;
+  }
   template <class G, class Done>
   static XB_INLINE void poll_until(G lanes, const uint64_t* w, Done done, uint32_t op) {
-    uint64_t s = lanes.agreed(P::template poll<ms>(w));
+    uint64_t s = poll_as(lanes, w);
     if (XB_LIKELY(done(s))) {
       P::template after_poll<ms>();
       return;
@@ -218,7 +227,7 @@ struct protocol {
         const uint64_t elapsed = P::now_ns() - start;
         if (elapsed > bound) fault(XB_FAULT_WAIT_TIMEOUT, op, w, s, int64_t(elapsed), int64_t(bound));
       }
-      s = lanes.agreed(P::template poll<ms>(w));
+      s = poll_as(lanes, w);
     } while (!done(s));
     P::template after_poll<ms>();
   }
@@ -231,7 +240,7 @@ struct protocol {
     if (XB_LIKELY(lanes.agree(w, r))) wait_r(lanes, w, r, op);
     else wait_r(single_lane(), w, r, op);
   }
-  // The same with the parity as the R bit in place (r is 0 or r_bit).
+  // The same with the parity as the R bit of r, its sign bit (its other bits are ignored).
   template <class G>
   static XB_INLINE void wait_r(G lanes, const uint64_t* w, uint64_t r, uint32_t op) {
     // R is the sign bit, so R differs where s ^ r is negative: AMDGPU tests that on the high
@@ -275,24 +284,26 @@ struct protocol {
     }
   }
 
-  // The completion step and publish of a claimed phase (see 2. and 3. above).
-  // Run by one lane of `lanes` (its leader), or by a lane alone.
+  // The completion step and publish of a claimed phase (see 2. and 3. above), by a group
+  // of lanes: its leader runs the completion function and the publish, and every lane gets
+  // the word as the publish found it, so the group decides alike and leaves together.
   template <class G, class Completion>
-  static XB_DEVICE void complete(const G& lanes, uint64_t* w, uint64_t claimed_state, Completion& completion) {
-    for (;;) {
-      completion();
+  static XB_INLINE void complete(G lanes, uint64_t* w, uint64_t claimed_state, Completion& completion) {
+    bool again;
+    do {
+      if (lanes.leads()) completion();
       const uint64_t delta = W::r_bit - (uint64_t(W::expected(claimed_state)) << L::a_shift);
-      const uint64_t old = lanes.scalar(P::template fetch_add<ms>(lanes.solo(w), delta, mem_order::acq_rel));
-      const uint64_t now = old + delta;
+      const uint64_t now = leader_add(lanes, w, delta, mem_order::acq_rel) + delta;
       P::notify(w);
       if (XB_CHECKED && W::all_arrived(now) && W::arrived(now) != 0)
         fault(XB_FAULT_OVER_ARRIVAL, XB_OP_ARRIVE, w, now,
               int64_t(W::arrived(now)) + W::expected(claimed_state), W::expected(claimed_state));
-      // Arrivals made during the completion step completed the next phase as well; a
-      // barrier everyone dropped from expects nobody, and stays as it is.
-      if (!W::claimed(now) || W::expected(claimed_state) == 0) return;
+      // Arrivals made during the completion step completed the next phase as well (Z is
+      // set again: rare, so it is tested first, alone); a barrier everyone dropped from
+      // expects nobody, and stays as it is.
+      again = XB_UNLIKELY(W::all_arrived(now)) && W::claimed(now) && W::expected(claimed_state) != 0;
       claimed_state = now;
-    }
+    } while (again);
   }
 
   // arrive(update) and arrive_and_drop(): one fetch_add per group of lanes (6. above).
@@ -315,11 +326,13 @@ struct protocol {
     const uint64_t old = group_add(lanes, w, delta);
     uint64_t r = old & W::r_bit;
     if (XB_UNLIKELY(!still_collecting(old, delta))) {
-      const settled s = settle_as(lanes, w, old, delta, int64_t(update) * int64_t(n), drop ? uint32_t(n) : 0,
-                                  completion);
-      r = s.r;
-      // A drop returns no token, so it need not wait for the claim.
-      if (s.early && !drop) wait_claim_published(lanes, w, W::r_bit ^ s.r, XB_OP_ARRIVE);
+      const settled s =
+          settle(lanes, w, old, old + delta, int64_t(update) * int64_t(n), drop ? uint32_t(n) : 0, completion);
+      if (s.early) {
+        // A drop returns no token, so it need not wait for the claim.
+        if (!drop) wait_claim_published(lanes, w, r, XB_OP_ARRIVE);
+        r ^= W::r_bit;
+      }
     }
     return r != 0;
   }
@@ -329,8 +342,14 @@ struct protocol {
   template <class G>
   static XB_INLINE uint64_t group_add(G lanes, uint64_t* w, uint64_t delta) {
     lanes.gather();
+    return leader_add(lanes, w, delta, mem_order::acq_rel);
+  }
+  // A fetch_add by the leader alone; its result on every lane, each of which returns after
+  // the leader's RMW.
+  template <class G>
+  static XB_INLINE uint64_t leader_add(G lanes, uint64_t* w, uint64_t delta, mem_order order) {
     uint64_t old = 0;
-    if (lanes.leads()) old = P::template fetch_add<ms>(lanes.solo(w), delta, mem_order::acq_rel);
+    if (lanes.leads()) old = P::template fetch_add<ms>(lanes.solo(w), delta, order);
     return lanes.broadcast(old);
   }
 
@@ -346,50 +365,38 @@ struct protocol {
     return !W::all_arrived(old + delta);
   }
 
-  // What an arrival that was not still_collecting found: `r`, the R bit (in place) of the
-  // phase it was counted in; `completed`, whether its group completed that phase (the
-  // leader's completion step has run and is published); `early`, whether it was counted in
-  // the next phase while this one's completion step runs, so that the caller must wait for
-  // that claim to be published (3. above) before handing out the token. settle() itself
-  // never waits (5. above).
+  // What an arrival that was not still_collecting found: `completed`, its group completed
+  // the phase (the completion step has run and is published); `early`, counted in the next
+  // phase while this one's completion step runs, so that the caller must wait for that claim
+  // to be published (3. above) before handing out the token (the R bit it was counted under
+  // is the flip of `old`'s); neither, counted in a phase a tx-count still holds open.
+  // settle() itself never waits (5. above). Every lane of the group runs it alike, on the
+  // word the group's arrival found; `arrivals` (the update of all lanes together) and
+  // `drops` (how many of them dropped) are for the checks. Straight-line, with no early
+  // return: AMDGPU's structured control flow turned returns into flags to test again.
   struct settled {
-    uint64_t r;
     bool completed;
     bool early;
   };
-  // settle() on the group's leader, its outcome on every lane: the other lanes wait in the
-  // broadcast until the leader's completion step is done, so the group leaves it together
-  // (5. above).
   template <class G, class Completion>
-  static XB_INLINE settled settle_as(G lanes, uint64_t* w, uint64_t old, uint64_t delta, int64_t arrivals,
-                                     uint32_t drops, Completion& completion) {
-    uint64_t packed = 0;
-    if (lanes.leads()) packed = settle(lanes, w, old, old + delta, arrivals, drops, completion);
-    packed = lanes.broadcast(packed);
-    return {packed & W::r_bit, (packed & settled_completed) != 0, (packed & settled_early) != 0};
-  }
-  // Run by the group's leader; returns a settled packed into one word (r, then bit 0 for
-  // completed and bit 1 for early), which a wave broadcasts in two scalar moves and which
-  // leaves no struct in scratch memory where the call is not inlined. `arrivals` (the
-  // update of all lanes together) and `drops` (how many of them dropped) are for the checks.
-  static constexpr uint64_t settled_completed = 1, settled_early = 2;
-  template <class G, class Completion>
-  static XB_DEVICE uint64_t settle(const G& lanes, uint64_t* w, uint64_t old, uint64_t now, int64_t arrivals,
+  static XB_INLINE settled settle(G lanes, uint64_t* w, uint64_t old, uint64_t now, int64_t arrivals,
                                   uint32_t drops, Completion& completion) {
     const uint32_t op = drops ? XB_OP_ARRIVE_AND_DROP : XB_OP_ARRIVE;
-    if (W::claimed(old)) {
-      // Everyone dropped out: nobody may arrive any more (the barrier never completes again).
-      if (XB_CHECKED && W::expected(old) == 0)
-        fault(drops ? XB_FAULT_DROP_EMPTY : XB_FAULT_OVER_ARRIVAL, op, w, old, arrivals, 0);
-      return ((old & W::r_bit) ^ W::r_bit) | settled_early;
-    }
+    // Claimed before this arrival: a completion step runs, or everyone dropped out. Z alone
+    // first, a single bit test.
+    const bool early = W::all_arrived(old) && W::claimed(old);
     if (XB_CHECKED) {
-      if (arrivals > W::pending(old)) fault(XB_FAULT_OVER_ARRIVAL, op, w, old, arrivals, W::pending(old));
-      if (int64_t(drops) > W::expected(old)) fault(XB_FAULT_DROP_EMPTY, op, w, old, drops, W::expected(old));
+      // Everyone dropped out: nobody may arrive any more (the barrier never completes again).
+      if (early && W::expected(old) == 0)
+        fault(drops ? XB_FAULT_DROP_EMPTY : XB_FAULT_OVER_ARRIVAL, op, w, old, arrivals, 0);
+      if (!early && arrivals > W::pending(old)) fault(XB_FAULT_OVER_ARRIVAL, op, w, old, arrivals, W::pending(old));
+      if (!early && int64_t(drops) > W::expected(old))
+        fault(XB_FAULT_DROP_EMPTY, op, w, old, drops, W::expected(old));
     }
-    if (!W::claimed(now)) return old & W::r_bit;
-    complete(lanes, w, now, completion);
-    return (old & W::r_bit) | settled_completed;
+    // Z is set in `now` (the caller's still_collecting failed): a tx-count left decides.
+    const bool completes = !early && W::tx(now) == 0;
+    if (completes) complete(lanes, w, now, completion);
+    return {completes, early};
   }
 
   // arrive() then wait(). The fast case waits on the R bit as the arrival found it, with no
@@ -410,12 +417,19 @@ struct protocol {
     const uint64_t delta = n << L::a_shift;
     const uint64_t old = group_add(lanes, w, delta);
     if (XB_LIKELY(still_collecting(old, delta))) {
-      wait_r(lanes, w, old & W::r_bit, XB_OP_WAIT);
+      wait_r(lanes, w, old, XB_OP_WAIT);
       return;
     }
-    const settled s = settle_as(lanes, w, old, delta, int64_t(n), 0, completion);
-    if (s.early) wait_claim_published(lanes, w, W::r_bit ^ s.r, XB_OP_ARRIVE);
-    if (!s.completed || !lanes.leads()) wait_r(lanes, w, s.r, XB_OP_WAIT);
+    // One wait loop for the other outcomes, on the R bit (the sign) of `r`: AMDGPU's control
+    // flow must be structured, and a loop per outcome cost it flags and branches to merge.
+    const settled s = settle(lanes, w, old, old + delta, int64_t(n), 0, completion);
+    if (s.completed && (lanes.acquires_as_one() || lanes.leads())) return;
+    uint64_t r = old;
+    if (s.early) {
+      wait_claim_published(lanes, w, old & W::r_bit, XB_OP_ARRIVE);
+      r = ~old;  // the next phase's R bit
+    }
+    wait_r(lanes, w, r, XB_OP_WAIT);
   }
 
   // arrive_tx (arrivals > 0), expect_tx (arrivals 0, tx > 0) and complete_tx (tx < 0), each

@@ -45,10 +45,9 @@ struct genmc_wave {
   XB_INLINE uint32_t size() const { return lanes; }
   XB_INLINE bool leads() const { return true; }
   XB_INLINE uint64_t broadcast(uint64_t v) const { return v; }
-  XB_INLINE uint64_t agreed(uint64_t v) const { return v; }
+  XB_INLINE constexpr bool acquires_as_one() const { return true; }
   XB_INLINE void gather() const {}
   XB_INLINE uint64_t* solo(uint64_t* w) const { return w; }
-  XB_INLINE uint64_t scalar(uint64_t v) const { return v; }
 };
 inline thread_local uint64_t* genmc_waits;  // this thread's slot (gm::run_threads sets it)
 

@@ -210,8 +210,9 @@ struct amdgcn_platform {
   // loads included, for all its active lanes: the leader's release fence waits for the
   // stores of every lane (s_waitcnt counts the wave's accesses) and its cache maintenance is
   // per CU, as when LLVM's atomic optimizer combines a wave's atomics into one lane's; and
-  // one lane's poll and acquire fence stand for the wave's (agreed()), so that polls and
-  // every decision on the word are scalar.
+  // one lane's acquire (a poll and its fence, or the acq_rel atomic) stands for the wave's
+  // (acquires_as_one()), so that polls and every decision on the word are scalar, and a
+  // wave whose leader completed a phase returns without polling.
   struct wave {
     // Whether the lanes all pass the same barrier and b: one readfirstlane and one compare
     // per 32-bit half, which the compiler drops where it can prove the values wave-uniform
@@ -241,10 +242,7 @@ struct amdgcn_platform {
       const uint32_t hi = uint32_t(__builtin_amdgcn_readfirstlane(int(uint32_t(v >> 32))));
       return uint64_t(hi) << 32 | lo;
     }
-    XB_INLINE uint64_t agreed(uint64_t v) const { return broadcast(v); }
-    // In code only the leader runs, readfirstlane reads the leader: its value, in scalar
-    // registers.
-    XB_INLINE uint64_t scalar(uint64_t v) const { return broadcast(v); }
+    XB_INLINE constexpr bool acquires_as_one() const { return true; }
     XB_INLINE void gather() const {}
     // LLVM's atomic optimizer combines an atomic whose address is wave-uniform into one
     // lane's, with a scan of the lanes' shares, even where one lane runs it: offsetting the

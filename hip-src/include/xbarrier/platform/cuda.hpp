@@ -235,10 +235,9 @@ struct cuda_platform {
     XB_INLINE uint64_t broadcast(uint64_t v) const {
       return __shfl_sync(lanes, static_cast<unsigned long long>(v), int(leader()));
     }
-    XB_INLINE uint64_t agreed(uint64_t v) const { return v; }
+    XB_INLINE constexpr bool acquires_as_one() const { return false; }
     XB_INLINE void gather() const { __syncwarp(lanes); }
     XB_INLINE uint64_t* solo(uint64_t* w) const { return w; }
-    XB_INLINE uint64_t scalar(uint64_t v) const { return v; }
   };
   static XB_INLINE warp lanes_here() { return warp{__activemask()}; }
 

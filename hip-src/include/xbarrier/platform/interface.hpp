@@ -31,7 +31,7 @@ T&& declval() noexcept;
 template <class G>
 using lane_group_members = decltype(bool(declval<const G&>().agree(declval<const void*>(), uint64_t())), uint32_t(declval<const G&>().size()),
                                     bool(declval<const G&>().leads()), uint64_t(declval<const G&>().broadcast(uint64_t())),
-                                    uint64_t(declval<const G&>().agreed(uint64_t())), uint64_t(declval<const G&>().scalar(uint64_t())),
+                                    bool(declval<const G&>().acquires_as_one()),
                                     static_cast<uint64_t*>(declval<const G&>().solo(declval<uint64_t*>())),
                                     declval<const G&>().gather());
 template <class G, class = void>
