@@ -28,8 +28,16 @@ pub struct LowerArgs {
     ptx: bool,
     /// Print only the fast path of the round-trip operations (arrive_and_wait): the
     /// instructions a non-last arrival whose first poll succeeds issues
-    #[arg(long, conflicts_with = "ptx")]
+    #[arg(long, conflicts_with_all = ["ptx", "completing_wave", "sleeping_poll"])]
     fast_path: bool,
+    /// AMD targets: print only the walk of the wave that completes the phase in a round trip
+    /// (its leader's arrival, the completion step's publish, no poll)
+    #[arg(long, conflicts_with_all = ["ptx", "sleeping_poll"])]
+    completing_wave: bool,
+    /// AMD targets: print only one poll of a round trip's wait loop at its longest sleep (the
+    /// cycle from the poll back to it)
+    #[arg(long, conflicts_with = "ptx")]
+    sleeping_poll: bool,
     /// List the targets and operations
     #[arg(long)]
     list: bool,
@@ -75,11 +83,23 @@ pub fn run(args: &LowerArgs) -> ExitCode {
     if ops.is_empty() {
         ops = Op::ALL.to_vec();
     }
-    if args.fast_path {
+    let walk = if args.fast_path {
+        Some("--fast-path")
+    } else if args.completing_wave {
+        Some("--completing-wave")
+    } else if args.sleeping_poll {
+        Some("--sleeping-poll")
+    } else {
+        None
+    };
+    if let Some(flag) = walk {
         ops.retain(|op| op.is_round_trip());
         if ops.is_empty() {
             let round_trips: Vec<Op> = Op::ALL.into_iter().filter(|op| op.is_round_trip()).collect();
-            return usage(format!("--fast-path needs a round-trip operation: {}", names(&round_trips, Op::name)));
+            return usage(format!("{flag} needs a round-trip operation: {}", names(&round_trips, Op::name)));
+        }
+        if flag != "--fast-path" && !target.is_amd() {
+            return usage(format!("{flag} needs an AMD target (the walk follows AMDGPU's exec masks)"));
         }
     }
     let lowering = match Lowering::compile(target, variant, args.checked) {
@@ -98,20 +118,32 @@ pub fn run(args: &LowerArgs) -> ExitCode {
             let _ = writeln!(text, "{}\n", code.intermediate);
         } else {
             let count = code.instructions.len();
-            let fast = match (&code.fast_path, op.is_round_trip()) {
+            let mut fast = match (&code.fast_path, op.is_round_trip()) {
                 (Some(path), _) => format!("; fast path {} instructions", path.count()),
                 (None, true) => "; no fast path found".to_owned(),
                 (None, false) => String::new(),
             };
+            if let Some(path) = &code.completer {
+                let _ = write!(fast, ", completing wave {}", path.count());
+            }
+            if let Some(path) = &code.sleeping_poll {
+                let _ = write!(fast, ", sleeping poll {}", path.count());
+            }
             let _ = writeln!(
                 text,
                 "== {op} on {target} {variant} ({mode}): {count} instructions in kernel {}{fast}",
                 op.kernel()
             );
-            let listed = match (&code.fast_path, args.fast_path) {
-                (Some(path), true) => &path.instructions,
-                (None, true) => continue,
-                _ => &code.instructions,
+            let chosen = match walk {
+                Some("--fast-path") => Some(&code.fast_path),
+                Some("--completing-wave") => Some(&code.completer),
+                Some(_) => Some(&code.sleeping_poll),
+                None => None,
+            };
+            let listed = match chosen {
+                Some(Some(path)) => &path.instructions,
+                Some(None) => continue,
+                None => &code.instructions,
             };
             for instruction in listed {
                 let _ = writeln!(text, "    {instruction}");

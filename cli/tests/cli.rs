@@ -140,6 +140,15 @@ fn lower_rejects_unknown_names() {
         (&["lower", "--op", "arrive,teleport"][..], "unknown operation `teleport`"),
         (&["lower", "--variant", "fast"][..], "unknown variant `fast`; known: default, emulated"),
         (&["lower", "--op", "arrive", "--fast-path"][..], "--fast-path needs a round-trip operation: arrive_and_wait"),
+        (
+            &["lower", "--target", "gfx90a", "--op", "wait", "--sleeping-poll"][..],
+            "--sleeping-poll needs a round-trip operation",
+        ),
+        (
+            &["lower", "--target", "sm_90", "--op", "arrive_and_wait", "--completing-wave"][..],
+            "--completing-wave needs an AMD target",
+        ),
+        (&["lower", "--target", "gfx90a", "--fast-path", "--sleeping-poll"][..], "cannot be used with"),
     ] {
         let output = xbar(args);
         let (_, stderr) = text(&output);
@@ -166,6 +175,16 @@ fn lower_takes_any_amd_target_the_compiler_knows() {
         assert!(output.status.success(), "{target}: {stderr}");
         assert!(stdout.contains(&format!("== arrive_and_wait on {target} default (unchecked)")), "{stdout}");
         assert!(stdout.contains("ds_add_rtn_u64") && stdout.trim_end().ends_with("s_endpgm"), "{stdout}");
+        // The header gives the other two walks, which their options list.
+        assert!(stdout.contains(", completing wave ") && stdout.contains(", sleeping poll "), "{stdout}");
+        let output = xbar(&["lower", "--target", target, "--op", "arrive_and_wait", "--completing-wave"]);
+        let (stdout, stderr) = text(&output);
+        assert!(output.status.success(), "{target}: {stderr}");
+        assert_eq!(stdout.matches("ds_add_rtn_u64").count(), 2, "{stdout}");
+        let output = xbar(&["lower", "--target", target, "--op", "arrive_and_wait", "--sleeping-poll"]);
+        let (stdout, stderr) = text(&output);
+        assert!(output.status.success(), "{target}: {stderr}");
+        assert!(stdout.contains("s_sleep") && !stdout.contains("ds_add"), "{stdout}");
     }
     let output = xbar(&["lower", "--target", "gfx9999", "--op", "arrive"]);
     let (_, stderr) = text(&output);

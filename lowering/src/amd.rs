@@ -57,7 +57,9 @@ fn compile_in(dir: &Path, clang: &Path, target: Target, checked: bool) -> Result
             })?);
             let fast_path = if op.is_round_trip() { crate::fast_path::amd(&intermediate) } else { None };
             let completer = if op.is_round_trip() { crate::fast_path::amd_completer(&intermediate) } else { None };
-            Ok((op, OpCode { instructions, intermediate, scratch_bytes, fast_path, completer }))
+            let sleeping_poll =
+                if op.is_round_trip() { crate::fast_path::amd_sleeping_poll(&intermediate) } else { None };
+            Ok((op, OpCode { instructions, intermediate, scratch_bytes, fast_path, completer, sleeping_poll }))
         })
         .collect()
 }

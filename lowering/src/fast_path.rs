@@ -70,6 +70,80 @@ pub fn amd_completer(function_asm: &str) -> Option<FastPath> {
     shortest(&amd_lines(function_asm), &AMD, Lane::entry_among_others(), 2, false)
 }
 
+/// One sleeping poll of a wait loop at its longest sleep: the shortest cycle from an LDS load
+/// (the poll) through the loop's longest sleep (`s_sleep` with the largest immediate, or
+/// gfx12's `s_sleep_var`) back to the same load, listed from the instruction after the load
+/// and ending with it. This is what a wave
+/// issues per poll once a long wait has backed off fully. The cycle follows the lane model
+/// (exec_mask.rs) from a state where only the lane's exec bit is known, so flags the loop
+/// sets itself are followed and the rest may go either way. `None` where no poll loop sleeps.
+pub fn amd_sleeping_poll(function_asm: &str) -> Option<FastPath> {
+    let lines = amd_lines(function_asm);
+    let Graph { instructions, next, .. } = successors(&lines, &AMD)?;
+    let longest = instructions.iter().filter_map(|i| sleep_length(i)).max()?;
+    let is_longest = |i: &str| sleep_length(i) == Some(longest);
+    let mut best: Option<Vec<usize>> = None;
+    for poll in (0..instructions.len()).filter(|&at| amd_poll(instructions[at])) {
+        // Breadth-first over (line, longest sleep passed, lane), from just after the poll.
+        type Walk = (usize, bool, Lane);
+        let mut previous: HashMap<Walk, Option<Walk>> = HashMap::new();
+        let mut queue = VecDeque::new();
+        for &(j, outcome) in &next[poll] {
+            for lane in Lane::entry_among_others().step(instructions[poll], outcome) {
+                let first = (j, false, lane);
+                if !previous.contains_key(&first) {
+                    previous.insert(first.clone(), None);
+                    queue.push_back(first);
+                }
+            }
+        }
+        while let Some(state) = queue.pop_front() {
+            let (at, slept, lane) = state.clone();
+            if at == poll {
+                if slept {
+                    let mut cycle = vec![];
+                    let mut walk = Some(state);
+                    while let Some(w) = walk {
+                        cycle.push(w.0);
+                        walk = previous.get(&w).cloned().flatten();
+                    }
+                    // The poll itself, where the cycle starts and ends, counts once.
+                    cycle.reverse();
+                    if best.as_ref().is_none_or(|b| cycle.len() < b.len()) {
+                        best = Some(cycle);
+                    }
+                    break;
+                }
+                continue;
+            }
+            let slept = slept || is_longest(instructions[at]);
+            for &(j, outcome) in &next[at] {
+                for machine in lane.step(instructions[at], outcome) {
+                    let successor = (j, slept, machine);
+                    if !previous.contains_key(&successor) {
+                        if previous.len() >= MAX_STATES {
+                            return None;
+                        }
+                        previous.insert(successor.clone(), Some(state.clone()));
+                        queue.push_back(successor);
+                    }
+                }
+            }
+        }
+    }
+    best.map(|cycle| FastPath { instructions: cycle.into_iter().map(|at| instructions[at].to_owned()).collect() })
+}
+
+/// The sleep an instruction asks for, in units of 64 clocks: `s_sleep N` is N, gfx12's
+/// `s_sleep_var` (a register's value, up to 127) counts as the longest of all.
+fn sleep_length(instruction: &str) -> Option<u32> {
+    match first_word(instruction) {
+        "s_sleep" => last_word(instruction).parse().ok(),
+        "s_sleep_var" => Some(u32::MAX),
+        _ => None,
+    }
+}
+
 /// Whether some walk a wave can take from the kernel's entry reaches an instruction for which
 /// `to` holds after one for which `from` holds; the first such pair found. The walks follow
 /// one lane's bits of the masks (exec_mask.rs) among other lanes that may decide otherwise,
@@ -562,5 +636,31 @@ mod tests {
         assert!(sleep_reaches_rmw(&guarded.replace("s_mov_b32 s4, 0", "s_mov_b32 s4, -1")));
         // A flag the model cannot know (data) lets the branch go either way.
         assert!(sleep_reaches_rmw(&guarded.replace("s_mov_b32 s4, 0", "s_load_dword s4, s[0:1], 0x0")));
+    }
+
+    #[test]
+    fn sleeping_poll_is_the_cycle_through_the_longest_sleep() {
+        // A wait loop: poll, test, then either s_sleep 1 (the first polls) or s_sleep 8.
+        let asm = "k:\n.LBB0_1:\n\tds_read_b64 v[2:3], v0\n\ts_cmp_lt_i32 s0, 0\n\ts_cbranch_scc1 .LBB0_4\n\
+                   \ts_cmp_lt_u32 s2, 12\n\ts_cbranch_scc1 .LBB0_3\n\ts_sleep 8\n\ts_branch .LBB0_1\n\
+                   .LBB0_3:\n\ts_sleep 1\n\ts_branch .LBB0_1\n.LBB0_4:\n\ts_endpgm\n";
+        let path = amd_sleeping_poll(asm).expect("a cycle");
+        assert_eq!(
+            path.instructions,
+            [
+                "s_cmp_lt_i32 s0, 0",
+                "s_cbranch_scc1 .LBB0_4",
+                "s_cmp_lt_u32 s2, 12",
+                "s_cbranch_scc1 .LBB0_3",
+                "s_sleep 8",
+                "s_branch .LBB0_1",
+                "ds_read_b64 v[2:3], v0"
+            ]
+        );
+        // gfx12's s_sleep_var counts as the longest, here on the taken branch; no sleep, no
+        // cycle.
+        let var = amd_sleeping_poll(&asm.replace("s_sleep 1", "s_sleep_var s3")).expect("a cycle");
+        assert_eq!(var.instructions[4], "s_sleep_var s3");
+        assert_eq!(amd_sleeping_poll(&asm.replace("s_sleep 8", "s_nop 0").replace("s_sleep 1", "s_nop 0")), None);
     }
 }

@@ -61,7 +61,17 @@ fn compile_in(
             let fast_path = if op.is_round_trip() { crate::fast_path::sass(body) } else { None };
             let intermediate = ptx_entry(&ptx, &kernel)
                 .ok_or_else(|| LowerError::new(format!("the PTX for {target} has no entry {kernel}")))?;
-            Ok((op, OpCode { instructions, intermediate, scratch_bytes: None, fast_path, completer: None }))
+            Ok((
+                op,
+                OpCode {
+                    instructions,
+                    intermediate,
+                    scratch_bytes: None,
+                    fast_path,
+                    completer: None,
+                    sleeping_poll: None,
+                },
+            ))
         })
         .collect()
 }

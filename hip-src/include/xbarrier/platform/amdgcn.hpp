@@ -185,16 +185,24 @@ struct amdgcn_platform {
     return __hip_atomic_load(&xb_fault_record_slot.kind, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT) != 0;
   }
 
-  // Spin first, then s_sleep 1..8 (64 clocks each); checked builds leave a faulted launch.
+  // Spin 64 polls, then sleep 1, 2, 4 units (64 clocks each) for 4 polls each, then 8 units
+  // per poll from then on; checked builds leave a faulted launch. gfx12 sleeps for a
+  // register's count (s_sleep_var), computed without a branch; elsewhere s_sleep takes an
+  // immediate, so the longest sleep, where a long wait spends its polls, is tested first and
+  // costs one compare and branch.
   static XB_INLINE void backoff(uint32_t& iteration) {
     if (XB_CHECKED && aborted()) __builtin_amdgcn_endpgm();
     constexpr uint32_t spins = 64;
     if (iteration >= spins) {
       const uint32_t step = (iteration - spins) / 4;
-      if (step == 0) __builtin_amdgcn_s_sleep(1);
-      else if (step == 1) __builtin_amdgcn_s_sleep(2);
+#if defined(__GFX12__)
+      __builtin_amdgcn_s_sleep_var(1u << (step < 3 ? step : 3));
+#else
+      if (XB_LIKELY(step >= 3)) __builtin_amdgcn_s_sleep(8);
       else if (step == 2) __builtin_amdgcn_s_sleep(4);
-      else __builtin_amdgcn_s_sleep(8);
+      else if (step == 1) __builtin_amdgcn_s_sleep(2);
+      else __builtin_amdgcn_s_sleep(1);
+#endif
     }
     ++iteration;
   }
