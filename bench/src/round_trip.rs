@@ -15,8 +15,11 @@ use crate::report::{Row, Status, Target, Unit};
 use crate::suite::{finish, Progress};
 use crate::{stats, Benchmark, Config};
 
-/// The baseline every round trip is compared with.
+/// The baseline every round trip is compared with: raw mbarrier PTX in the loop every row
+/// runs, and the same PTX in a plain loop of its own (the way a CUDA programmer writes it).
+/// The native rows are judged against whichever of the two was faster at that size.
 const RAW_PTX: &str = "raw PTX";
+const RAW_PTX_PLAIN: &str = "raw PTX, plain loop";
 
 /// The software barrier the emulated and completion-function rows are held to: CCCL's
 /// `cuda::barrier` with a completion function, which runs on one 64-bit word in shared
@@ -61,6 +64,7 @@ fn implementations<'a, B: Backend>(device: &Device<B>, images: &'a Images<B>) ->
         },
         Implementation { name: "xb emulated", module: emulated(), kernel: "xbb_rt_xb", against: vs_cccl },
         Implementation { name: RAW_PTX, module: raw(), kernel: "xbb_rt_ptx", against: None },
+        Implementation { name: RAW_PTX_PLAIN, module: raw(), kernel: "xbb_rt_ptx_plain", against: vs_ptx(None) },
         Implementation { name: "CCCL cuda::barrier", module: native(), kernel: "xbb_rt_cccl", against: vs_ptx(None) },
         Implementation { name: "__syncthreads", module: native(), kernel: "xbb_rt_syncthreads", against: vs_ptx(None) },
         // With a completion function: CCCL keeps it on its atomics path; xb native runs
@@ -129,6 +133,7 @@ pub(crate) fn run<B: Backend>(
             };
             rows.push(finish(row, status, progress));
         }
+        against_faster_ptx(&mut rows, &label);
         if B::KIND == BackendKind::Host {
             for baseline in &host_baselines::ALL {
                 let mut row = Row::new(Benchmark::RoundTrip, &label, baseline.name, unit);
@@ -141,6 +146,27 @@ pub(crate) fn run<B: Backend>(
         }
     }
     rows
+}
+
+/// Where the plain-loop PTX was faster than the harness's at this size, the rows compared
+/// with raw PTX are compared with it instead (and the harness's PTX row with it too).
+fn against_faster_ptx(rows: &mut [Row], config: &str) {
+    let value = |name: &str| {
+        rows.iter()
+            .find(|r| r.benchmark == Benchmark::RoundTrip && r.config == config && r.implementation == name)
+            .and_then(Row::value)
+    };
+    let (Some(harness), Some(plain)) = (value(RAW_PTX), value(RAW_PTX_PLAIN)) else { return };
+    if plain >= harness {
+        return;
+    }
+    for row in rows.iter_mut().filter(|r| r.benchmark == Benchmark::RoundTrip && r.config == config) {
+        if row.implementation == RAW_PTX_PLAIN {
+            row.baseline = None;
+        } else if row.implementation == RAW_PTX || row.baseline == Some(RAW_PTX) {
+            row.baseline = Some(RAW_PTX_PLAIN);
+        }
+    }
 }
 
 /// One implementation at one block size: a checking launch, then the timed ones.
@@ -193,4 +219,49 @@ fn measure<B: Backend>(
         Some(value) => Status::Measured { value, samples },
         None => Status::Failed("no samples".into()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{set_ratios, Verdict};
+
+    fn row(config: &str, implementation: &'static str, value: f64, baseline: Option<&'static str>) -> Row {
+        let mut row = Row::new(Benchmark::RoundTrip, config, implementation, Unit::Cycles);
+        row.status = Status::Measured { value, samples: vec![value] };
+        match baseline {
+            Some(b) => row.against(b, (implementation == "xb native").then_some(Target::RatioAtMost(1.0))),
+            None => row,
+        }
+    }
+
+    fn rows(harness: f64, plain: f64) -> Vec<Row> {
+        vec![
+            row("128 threads", "xb native", 69.0, Some(RAW_PTX)),
+            row("128 threads", RAW_PTX, harness, None),
+            row("128 threads", RAW_PTX_PLAIN, plain, Some(RAW_PTX)),
+            row("256 threads", "xb native", 69.0, Some(RAW_PTX)),
+        ]
+    }
+
+    #[test]
+    fn native_rows_are_judged_against_the_faster_raw_ptx() {
+        // The plain loop faster: xb native (69) is judged against it (58.5) and misses.
+        let mut faster = rows(71.2, 58.5);
+        against_faster_ptx(&mut faster, "128 threads");
+        set_ratios(&mut faster);
+        assert_eq!(faster[0].baseline, Some(RAW_PTX_PLAIN));
+        assert_eq!(faster[0].verdict(), Verdict::Miss);
+        assert_eq!(faster[1].baseline, Some(RAW_PTX_PLAIN));
+        assert_eq!(faster[2].baseline, None);
+        // Other sizes keep their own baseline.
+        assert_eq!(faster[3].baseline, Some(RAW_PTX));
+        // The harness's loop as fast: nothing changes, and xb native passes.
+        let mut same = rows(71.2, 71.2);
+        against_faster_ptx(&mut same, "128 threads");
+        set_ratios(&mut same);
+        assert_eq!(same[0].baseline, Some(RAW_PTX));
+        assert_eq!(same[0].verdict(), Verdict::Pass);
+        assert_eq!(same[2].baseline, Some(RAW_PTX));
+    }
 }

@@ -119,6 +119,42 @@ XB_KERNEL void xbb_rt_ptx(unsigned iters, unsigned check, unsigned long long* cy
 #endif
 }
 
+// The raw-PTX round trip as a CUDA programmer writes it, outside the shared harness: one
+// mbarrier.arrive per thread, then try_wait.parity on i & 1, in a loop of its own that the
+// compiler may shape as it likes. With `check` set, each phase also passes data as in the
+// harness, in a loop of its own.
+XB_KERNEL void xbb_rt_ptx_plain(unsigned iters, unsigned check, unsigned long long* cycles,
+                                unsigned long long* report) {
+#if XBB_PTX
+  __shared__ uint64_t bar;
+  if (threadIdx.x == 0) xbb::ptx::init(&bar, blockDim.x);
+  __syncthreads();
+  if (check) {
+    unsigned* slots = xb::dynamic_shared<unsigned>();
+    const unsigned n = blockDim.x, t = threadIdx.x, next = (t + 1) % n;
+    unsigned stale = 0;
+    for (unsigned i = 0; i < iters; ++i) {
+      unsigned* slot = slots + (i & 1) * n;
+      slot[t] = i * n + t;
+      xbb::ptx::arrive(&bar);
+      xbb::ptx::wait_parity(&bar, i & 1);
+      stale += slot[next] != i * n + next;
+    }
+    xbb::count(report, stale);
+    return;
+  }
+  const uint64_t start = xbb::cycles();
+  for (unsigned i = 0; i < iters; ++i) {
+    xbb::ptx::arrive(&bar);
+    xbb::ptx::wait_parity(&bar, i & 1);
+  }
+  const uint64_t end = xbb::cycles();
+  if (threadIdx.x == 0) cycles[blockIdx.x] = end - start;
+#else
+  if (threadIdx.x == 0 && blockIdx.x == 0) report[1] = 1;
+#endif
+}
+
 // CCCL's cuda::barrier, as shipped with nvcc.
 XB_KERNEL void xbb_rt_cccl(unsigned iters, unsigned check, unsigned long long* cycles, unsigned long long* report) {
   using barrier = cuda::barrier<cuda::thread_scope_block>;
