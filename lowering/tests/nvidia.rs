@@ -230,15 +230,18 @@ fn shared_barriers_stay_native() -> Trial {
 
 fn main() {
     let args = Arguments::from_args();
-    // Each with the arrival and the poll its fast path must take: the mbarrier's own, or
-    // the protocol's shared-memory atomic and load.
+    // Each with the arrival and the poll its fast path must take (the mbarrier's own, or
+    // the protocol's shared-memory atomic and load) and the most instructions the fast
+    // path may issue: the counts this code reaches, so that they can only go down. The
+    // protocol's bound also fails where ptxas combines the lane group leader's atomic with
+    // the warp's again (an election and shuffles of its own: 48 and 45).
     let configs = [
-        (Target::Sm90, Variant::Default, sm90_native as fn(Op) -> Expect, "SYNCS.ARRIVE", "SYNCS.PHASECHK"),
-        (Target::Sm90, Variant::Emulated, protocol, "ATOM.E.ADD.64", "LDS"),
-        (Target::Sm80, Variant::Default, protocol, "ATOM.E.ADD.64", "LDS"),
+        (Target::Sm90, Variant::Default, sm90_native as fn(Op) -> Expect, "SYNCS.ARRIVE", "SYNCS.PHASECHK", 8),
+        (Target::Sm90, Variant::Emulated, protocol, "ATOM.E.ADD.64", "LDS", 39),
+        (Target::Sm80, Variant::Default, protocol, "ATOM.E.ADD.64", "LDS", 32),
     ];
     let mut trials = Vec::new();
-    for (target, variant, expect, atomic, poll) in configs {
+    for (target, variant, expect, atomic, poll, bound) in configs {
         let compiled = Lowering::compile(target, variant, false);
         if let Ok(lowering) = &compiled {
             trials.push(common::fast_path_trial(
@@ -247,7 +250,7 @@ fn main() {
                 atomic,
                 poll,
                 "EXIT",
-                common::FAST_PATH_BOUND,
+                bound,
             ));
         }
         trials.extend(common::trials(&format!("{target} {variant}"), compiled, &Op::ALL, move |op, code| {

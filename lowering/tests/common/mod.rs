@@ -41,15 +41,10 @@ pub fn no_toolchain(name: &str, error: &dyn std::fmt::Display) -> Trial {
     Trial::test(format!("{name} (ignored: no toolchain: {reason})"), || Ok(())).with_ignored_flag(true)
 }
 
-/// Most instructions a round trip's fast path may issue before the trial fails, where no
-/// performance target applies: a sanity bound on the search (the kernels hold hundreds of
-/// instructions).
-pub const FAST_PATH_BOUND: usize = 80;
-
 /// A trial on `arrive_and_wait`'s fast path, named with its length so that the run lists it:
 /// the path must exist, perform the arrival (`atomic`) and the poll (`poll`) once each, in
 /// that order (a non-last arrival whose first poll succeeds), end the kernel (`end`), and
-/// issue at most `bound` instructions (a performance target, or FAST_PATH_BOUND).
+/// issue at most `bound` instructions.
 pub fn fast_path_trial(
     label: &str,
     lowering: &Lowering,

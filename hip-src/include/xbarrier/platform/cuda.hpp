@@ -237,7 +237,15 @@ struct cuda_platform {
     }
     XB_INLINE constexpr bool acquires_as_one() const { return false; }
     XB_INLINE void gather() const { __syncwarp(lanes); }
-    XB_INLINE uint64_t* solo(uint64_t* w) const { return w; }
+    // ptxas combines a warp's atomics on one address into one lane's, with an election and
+    // shuffles of its own, even where only the leader runs the atomic: an offset that is
+    // zero on the leader but per-lane to ptxas (the group's lanes below this one) leaves the
+    // leader's atomic alone.
+    XB_INLINE uint64_t* solo(uint64_t* w) const {
+      uint32_t below;
+      asm("mov.u32 %0, %%lanemask_lt;" : "=r"(below));
+      return reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(w) + (below & lanes));
+    }
   };
   static XB_INLINE warp lanes_here() { return warp{__activemask()}; }
 
