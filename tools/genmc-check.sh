@@ -182,10 +182,10 @@ sub('const uint64_t delta = W::r_bit - (uint64_t(W::expected(claimed_state)) << 
 sub('const uint64_t delta = n << L::a_shift;', 'const uint64_t delta = uint64_t(1) << L::a_shift;')"
   # the publish is a relaxed RMW (waiters miss the step's writes)
   "publish-relaxed|include/xbarrier/protocol.hpp|completion|
-sub('leader_add(lanes, w, delta, mem_order::acq_rel) + delta;', 'leader_add(lanes, w, delta, mem_order::relaxed) + delta;')"
+sub('const uint64_t found = leader_add(lanes, w, delta, mem_order::acq_rel);', 'const uint64_t found = leader_add(lanes, w, delta, mem_order::relaxed);')"
   # complete() does not complete a next phase its publish finds claimed
   "publish-once|include/xbarrier/protocol.hpp|early_completes|
-sub('again = XB_UNLIKELY(W::all_arrived(now)) && W::claimed(now) && W::expected(claimed_state) != 0;', 'again = false;')"
+sub('again = XB_UNLIKELY(!still_collecting(found, delta)) && W::claimed(now) && W::expected(claimed_state) != 0;', 'again = false;')"
   # the publish takes E from the word now, not from the claimed state
   "publish-fresh-expected|include/xbarrier/protocol.hpp|drop early_completes|
 sub('const uint64_t delta = W::r_bit - (uint64_t(W::expected(claimed_state)) << L::a_shift);', 'const uint64_t delta = W::r_bit - (uint64_t(W::expected(P::template load<ms>(w, mem_order::relaxed))) << L::a_shift);')"

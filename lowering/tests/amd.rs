@@ -202,7 +202,7 @@ fn waits_come_last(op: Op, code: &OpCode) -> Result<(), String> {
 /// one sleeping poll, each the count this code reaches, so that they can only go down. The
 /// targets (docs/performance.md): the fast path at most AMD's libhipcxx barrier (35, 35, 41,
 /// 44 on gfx90a, gfx942, gfx1100, gfx1200), which every bound here meets; the completing
-/// wave at most 1.5x libhipcxx's (59, 59, 66, 71), which it misses by 12, 12, 14 and 11
+/// wave at most 1.5x libhipcxx's (59, 59, 66, 71), which it misses by 10, 10, 9 and 9
 /// (docs/performance.md says where the instructions go); a sleeping poll cheaper than the
 /// 21-instruction branch chain that chose among s_sleep 1/2/4/8. gfx950 and gfx1250 have no
 /// peer count.
@@ -214,10 +214,10 @@ struct RoundTrip {
 
 fn round_trip_bounds(target: Target) -> RoundTrip {
     let (fast, completing, sleeping_poll) = match target {
-        Target::Gfx90a | Target::Gfx942 => (32, 71, 17),
-        Target::Gfx950 => (36, 74, 20),
-        Target::Gfx1100 => (36, 80, 20),
-        Target::Gfx1200 => (37, 82, 19),
+        Target::Gfx90a | Target::Gfx942 => (32, 69, 17),
+        Target::Gfx950 => (36, 72, 20),
+        Target::Gfx1100 => (36, 75, 20),
+        Target::Gfx1200 => (37, 80, 19),
         _ => (36, 70, 21),
     };
     RoundTrip { fast, completing, sleeping_poll }

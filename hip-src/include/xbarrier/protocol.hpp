@@ -293,15 +293,17 @@ struct protocol {
     do {
       if (lanes.leads()) completion();
       const uint64_t delta = W::r_bit - (uint64_t(W::expected(claimed_state)) << L::a_shift);
-      const uint64_t now = leader_add(lanes, w, delta, mem_order::acq_rel) + delta;
+      const uint64_t found = leader_add(lanes, w, delta, mem_order::acq_rel);
+      const uint64_t now = found + delta;
       P::notify(w);
       if (XB_CHECKED && W::all_arrived(now) && W::arrived(now) != 0)
         fault(XB_FAULT_OVER_ARRIVAL, XB_OP_ARRIVE, w, now,
               int64_t(W::arrived(now)) + W::expected(claimed_state), W::expected(claimed_state));
       // Arrivals made during the completion step completed the next phase as well (Z is
-      // set again: rare, so it is tested first, alone); a barrier everyone dropped from
-      // expects nobody, and stays as it is.
-      again = XB_UNLIKELY(W::all_arrived(now)) && W::claimed(now) && W::expected(claimed_state) != 0;
+      // set again: rare, so it is tested first, alone, as still_collecting tests it, on the
+      // high halves where it can); a barrier everyone dropped from expects nobody, and
+      // stays as it is.
+      again = XB_UNLIKELY(!still_collecting(found, delta)) && W::claimed(now) && W::expected(claimed_state) != 0;
       claimed_state = now;
     } while (again);
   }
