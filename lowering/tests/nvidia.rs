@@ -244,14 +244,7 @@ fn main() {
     for (target, variant, expect, atomic, poll, bound) in configs {
         let compiled = Lowering::compile(target, variant, false);
         if let Ok(lowering) = &compiled {
-            trials.push(common::fast_path_trial(
-                &format!("{target} {variant}"),
-                lowering,
-                atomic,
-                poll,
-                "EXIT",
-                bound,
-            ));
+            trials.push(common::fast_path_trial(&format!("{target} {variant}"), lowering, atomic, poll, "EXIT", bound));
         }
         trials.extend(common::trials(&format!("{target} {variant}"), compiled, &Op::ALL, move |op, code| {
             check(code, &expect(op))

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use libtest_mimic::{Failed, Trial};
-use xbarrier_lowering::{mnemonic, LowerError, Lowering, Op, OpCode};
+use xbarrier_lowering::{mnemonic, FastPath, LowerError, Lowering, Op, OpCode};
 
 /// XBAR_REQUIRE_TOOLCHAINS=1 (tools/test.sh) turns a missing compiler into a failure.
 fn toolchains_required() -> bool {
@@ -41,10 +41,33 @@ pub fn no_toolchain(name: &str, error: &dyn std::fmt::Display) -> Trial {
     Trial::test(format!("{name} (ignored: no toolchain: {reason})"), || Ok(())).with_ignored_flag(true)
 }
 
-/// A trial on `arrive_and_wait`'s fast path, named with its length so that the run lists it:
-/// the path must exist, perform the arrival (`atomic`) and the poll (`poll`) once each, in
-/// that order (a non-last arrival whose first poll succeeds), end the kernel (`end`), and
-/// issue at most `bound` instructions.
+/// A trial on one walk through `arrive_and_wait` (`what`: "fast path", "completing wave",
+/// ...), named with its length so that the run lists it: the walk must exist, issue at most
+/// `bound` instructions, and pass `shape` (an error says what it wants).
+pub fn walk_trial(
+    label: &str,
+    what: &'static str,
+    walk: Option<FastPath>,
+    bound: usize,
+    shape: impl Fn(&[String]) -> Result<(), String> + Send + 'static,
+) -> Trial {
+    let op = Op::ArriveAndWait;
+    let name = match &walk {
+        Some(walk) => format!("[{label}] {op} {what}: {} instructions (at most {bound})", walk.count()),
+        None => format!("[{label}] {op} {what}"),
+    };
+    Trial::test(name, move || {
+        let walk = walk.ok_or_else(|| format!("no {what} found in the listing of {op}"))?;
+        let listing = || walk.instructions.join("\n    ");
+        if !(1..=bound).contains(&walk.count()) {
+            return Err(format!("{} instructions (at most {bound}):\n    {}", walk.count(), listing()).into());
+        }
+        shape(&walk.instructions).map_err(|want| format!("want {want}:\n    {}", listing()).into())
+    })
+}
+
+/// The fast-path trial: one arrival (`atomic`), then one poll (`poll`), then `end` (a
+/// non-last arrival whose first poll succeeds).
 pub fn fast_path_trial(
     label: &str,
     lowering: &Lowering,
@@ -53,51 +76,30 @@ pub fn fast_path_trial(
     end: &'static str,
     bound: usize,
 ) -> Trial {
-    let op = Op::ArriveAndWait;
-    let path = lowering.op(op).fast_path.clone();
-    let name = match &path {
-        Some(path) => format!("[{label}] {op} fast path: {} instructions (at most {bound})", path.count()),
-        None => format!("[{label}] {op} fast path"),
-    };
-    Trial::test(name, move || {
-        let path = path.ok_or_else(|| format!("no fast path found in the listing of {op}"))?;
-        let listing = || path.instructions.join("\n    ");
-        if !(1..=bound).contains(&path.count()) {
-            return Err(format!("{} instructions (at most {bound}):\n    {}", path.count(), listing()).into());
-        }
+    let walk = lowering.op(Op::ArriveAndWait).fast_path.clone();
+    walk_trial(label, "fast path", walk, bound, move |instructions| {
         let is = |i: &String, prefix: &str| mnemonic(i).starts_with(prefix);
-        let atomics = path.instructions.iter().filter(|i| is(i, atomic)).count();
+        let atomics = instructions.iter().filter(|i| is(i, atomic)).count();
         // A compare-and-swap arrival may load the word first: count the polls after the atomic.
-        let after = path.instructions.iter().skip_while(|i| !is(i, atomic)).skip(1);
+        let after = instructions.iter().skip_while(|i| !is(i, atomic)).skip(1);
         let polls = after.filter(|i| is(i, poll)).count();
-        let ends = path.instructions.last().is_some_and(|i| mnemonic(i) == end);
+        let ends = instructions.last().is_some_and(|i| mnemonic(i) == end);
         if atomics != 1 || polls != 1 || !ends {
-            return Err(format!("want one {atomic}*, then one {poll}*, then {end}:\n    {}", listing()).into());
+            return Err(format!("one {atomic}*, then one {poll}*, then {end}"));
         }
         Ok(())
     })
 }
 
-/// A trial on the AMD round trip of the lane that completes the phase (OpCode::completer),
-/// named with its length: the walk must exist, make two `ds_add_rtn_u64` (the arrival and
-/// the publish), end with `s_endpgm`, and issue at most `bound` instructions.
+/// The AMD completing wave's trial (OpCode::completer): two `ds_add_rtn_u64` (the arrival
+/// and the publish), then `s_endpgm`.
 pub fn completer_trial(label: &str, lowering: &Lowering, bound: usize) -> Trial {
-    let op = Op::ArriveAndWait;
-    let path = lowering.op(op).completer.clone();
-    let name = match &path {
-        Some(path) => format!("[{label}] {op} completing wave: {} instructions (at most {bound})", path.count()),
-        None => format!("[{label}] {op} completing wave"),
-    };
-    Trial::test(name, move || {
-        let path = path.ok_or_else(|| format!("no completing walk found in the listing of {op}"))?;
-        let listing = || path.instructions.join("\n    ");
-        let adds = path.instructions.iter().filter(|i| mnemonic(i).starts_with("ds_add_rtn_u64")).count();
-        let ends = path.instructions.last().is_some_and(|i| mnemonic(i) == "s_endpgm");
+    let walk = lowering.op(Op::ArriveAndWait).completer.clone();
+    walk_trial(label, "completing wave", walk, bound, |instructions| {
+        let adds = instructions.iter().filter(|i| mnemonic(i).starts_with("ds_add_rtn_u64")).count();
+        let ends = instructions.last().is_some_and(|i| mnemonic(i) == "s_endpgm");
         if adds != 2 || !ends {
-            return Err(format!("want two ds_add_rtn_u64 (arrival, publish), then s_endpgm:\n    {}", listing()).into());
-        }
-        if path.count() > bound {
-            return Err(format!("{} instructions (at most {bound}):\n    {}", path.count(), listing()).into());
+            return Err("two ds_add_rtn_u64 (arrival, publish), then s_endpgm".into());
         }
         Ok(())
     })
