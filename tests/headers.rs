@@ -347,6 +347,31 @@ const MUST_COMPILE: &str = "#include <xbarrier/barrier.hpp>\n\
     template void use(xb::barrier<xb::thread_scope_block>&, void*, const void*);\n\
     template void use(xb::barrier<xb::thread_scope_block, step>&, void*, const void*);\n";
 
+/// Properties of the API that hold at compile time, each a snippet that must compile (its
+/// static_asserts hold), in release and checked builds.
+fn must_hold() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("the tx functions on barrier<thread_scope_block> compile", MUST_COMPILE),
+        (
+            "barrier's constructor is explicit, for every scope",
+            "#include <type_traits>\n\
+             #include <xbarrier/barrier.hpp>\n\
+             struct step { void operator()() {} };\n\
+             template <xb::thread_scope S>\n\
+             constexpr bool explicit_only() {\n  \
+               using B = xb::barrier<S>;\n  \
+               using C = xb::barrier<S, step>;\n  \
+               return std::is_constructible<B, ptrdiff_t>::value && !std::is_convertible<ptrdiff_t, B>::value &&\n         \
+                      std::is_constructible<C, ptrdiff_t, step>::value && !std::is_convertible<ptrdiff_t, C>::value;\n\
+             }\n\
+             static_assert(explicit_only<xb::thread_scope_thread>(), \"thread\");\n\
+             static_assert(explicit_only<xb::thread_scope_block>(), \"block\");\n\
+             static_assert(explicit_only<xb::thread_scope_device>(), \"device\");\n\
+             static_assert(explicit_only<xb::thread_scope_system>(), \"system\");\n",
+        ),
+    ]
+}
+
 fn compile_fail_trials(dir: &Path) -> Vec<Trial> {
     let compiler = match find_compiler(Target::Host) {
         Ok(compiler) => compiler,
@@ -367,15 +392,21 @@ fn compile_fail_trials(dir: &Path) -> Vec<Trial> {
             }
         }));
     }
-    let source = source_file(dir, "cpp", MUST_COMPILE);
-    trials.push(Trial::test("[compile-fail] the tx functions on barrier<thread_scope_block> compile", move || {
-        for checked in ["XB_CHECKED=0", "XB_CHECKED=1"] {
-            compiler.compile(&source, &[checked]).map_err(|stderr| {
-                Failed::from(format!("does not compile:\n  {}\n{stderr}", compiler.command_line(&source, &[checked])))
-            })?;
-        }
-        Ok(())
-    }));
+    for (name, text) in must_hold() {
+        let source = source_file(dir, "cpp", text);
+        let compiler = compiler.clone();
+        trials.push(Trial::test(format!("[compile-fail] {name}"), move || {
+            for checked in ["XB_CHECKED=0", "XB_CHECKED=1"] {
+                compiler.compile(&source, &[checked]).map_err(|stderr| {
+                    Failed::from(format!(
+                        "does not compile:\n  {}\n{stderr}",
+                        compiler.command_line(&source, &[checked])
+                    ))
+                })?;
+            }
+            Ok(())
+        }));
+    }
     trials
 }
 

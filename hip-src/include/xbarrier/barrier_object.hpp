@@ -92,7 +92,8 @@ class barrier : private detail::completion_slot<Completion> {
   barrier(const barrier&) = delete;
   barrier& operator=(const barrier&) = delete;
 
-  XB_INLINE barrier(ptrdiff_t expected, Completion completion = Completion()) : slot(completion) {
+  // Explicit, as the standard barrier's: `barrier b = 5;` is not a barrier of 5.
+  XB_INLINE explicit barrier(ptrdiff_t expected, Completion completion = Completion()) : slot(completion) {
     engine::init(state_, expected, max());
   }
 
