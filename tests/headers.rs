@@ -310,6 +310,42 @@ fn must_fail() -> Vec<MustFail> {
             });
         }
     }
+    // The copies' compile-time rules, as CUDA's.
+    let copy_cases = [
+        (
+            "memcpy_async_tx with aligned_size_t<8> does not compile",
+            "xb::device::memcpy_async_tx(dst, src, xb::aligned_size_t<8>(64), bar);",
+            "xb::device::memcpy_async_tx needs aligned_size_t<16> or wider",
+        ),
+        (
+            "memcpy_async_tx of a type aligned wider than the promise does not compile",
+            "xb::device::memcpy_async_tx(wide_dst, wide_src, xb::aligned_size_t<16>(64), bar);",
+            "the promised alignment must be at least alignof(T)",
+        ),
+        (
+            "memcpy_async_tx of a type that is not trivially copyable does not compile",
+            "xb::device::memcpy_async_tx(odd_dst, odd_src, xb::aligned_size_t<16>(64), bar);",
+            "xb::device::memcpy_async_tx needs a trivially copyable type",
+        ),
+        (
+            "memcpy_async of a type that is not trivially copyable does not compile",
+            "xb::memcpy_async(odd_dst, odd_src, 64, bar);",
+            "xb::memcpy_async needs a trivially copyable type",
+        ),
+        (
+            "the group memcpy_async of a type that is not trivially copyable does not compile",
+            "xb::memcpy_async(group{}, odd_dst, odd_src, 64, bar);",
+            "xb::memcpy_async needs a trivially copyable type",
+        ),
+        (
+            "aligned_size_t of an alignment that is not a power of two does not compile",
+            "xb::device::memcpy_async_tx(dst, src, xb::aligned_size_t<24>(48), bar);",
+            "xb::aligned_size_t<Align>: Align must be a power of two",
+        ),
+    ];
+    for (name, call, message) in copy_cases {
+        out.push(MustFail { name: name.into(), source: copy_snippet(call), message: message.into() });
+    }
     // A platform layer without poll(): the name hides host_platform's template.
     out.push(MustFail {
         name: "a platform layer without poll does not compile".into(),
@@ -333,6 +369,21 @@ fn must_fail() -> Vec<MustFail> {
     out
 }
 
+/// A function making `call` on a block-scope barrier, with pointers of every kind the copy
+/// rules tell apart in scope: bytes (dst, src), a type aligned to 32 (wide_*), one that is
+/// not trivially copyable (odd_*), and a one-thread group.
+fn copy_snippet(call: &str) -> String {
+    format!(
+        "#include <xbarrier/barrier.hpp>\n\
+         struct alignas(32) wide {{ float v[8]; }};\n\
+         struct odd {{ odd(const odd&) {{}} int v; }};\n\
+         struct group {{ unsigned thread_rank() const {{ return 0; }} unsigned size() const {{ return 1; }} }};\n\
+         void use(xb::barrier<xb::thread_scope_block>& bar, void* dst, const void* src, wide* wide_dst,\n\
+                  const wide* wide_src, odd* odd_dst, const odd* odd_src) {{\n  \
+           (void)dst; (void)src; (void)wide_dst; (void)wide_src; (void)odd_dst; (void)odd_src;\n  {call}\n}}\n"
+    )
+}
+
 /// What must compile next to the failing snippets: the same calls on block scope, with and
 /// without a completion function.
 const MUST_COMPILE: &str = "#include <xbarrier/barrier.hpp>\n\
@@ -352,6 +403,24 @@ const MUST_COMPILE: &str = "#include <xbarrier/barrier.hpp>\n\
 fn must_hold() -> Vec<(&'static str, &'static str)> {
     vec![
         ("the tx functions on barrier<thread_scope_block> compile", MUST_COMPILE),
+        (
+            "the copies take every power-of-two promise CUDA takes, typed or not",
+            "#include <xbarrier/barrier.hpp>\n\
+             struct alignas(32) wide { float v[8]; };\n\
+             struct group { unsigned thread_rank() const { return 0; } unsigned size() const { return 1; } };\n\
+             void use(xb::barrier<xb::thread_scope_block>& bar, float* f, const float* cf, wide* w, const wide* cw,\n\
+                      double* d, const double* cd, void* v, const void* cv) {\n  \
+               xb::device::memcpy_async_tx(f, cf, xb::aligned_size_t<16>(64), bar);\n  \
+               xb::device::memcpy_async_tx(f, cf, xb::aligned_size_t<32>(64), bar);\n  \
+               xb::device::memcpy_async_tx(w, cw, xb::aligned_size_t<128>(256), bar);\n  \
+               xb::device::memcpy_async_tx(v, cf, xb::aligned_size_t<64>(64), bar);\n  \
+               xb::device::bulk_store(v, cv, xb::aligned_size_t<32>(64));\n  \
+               xb::memcpy_async(d, cd, xb::aligned_size_t<4>(64), bar);\n  \
+               xb::memcpy_async(v, cd, 64, bar);\n  \
+               xb::memcpy_async(group{}, w, cw, xb::aligned_size_t<32>(64), bar);\n  \
+               xb::memcpy_async(group{}, v, cv, 64, bar);\n\
+             }\n",
+        ),
         (
             "barrier's constructor is explicit, for every scope",
             "#include <type_traits>\n\

@@ -294,7 +294,8 @@ impl BarrierFault {
                 r.limit as f64 * 1e-9
             ),
             FaultKind::CopyArgs => format!(
-                "copy of {} bytes: size and both addresses must be 16-byte aligned, size <= {}, destination in shared memory",
+                "copy of {} bytes: size and both addresses must be aligned as the aligned_size_t promises (16 bytes \
+                 or more), size <= {}, destination in shared memory",
                 r.value,
                 (1 << 20) - 1
             ),

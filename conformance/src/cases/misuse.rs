@@ -41,6 +41,10 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
         }),
         misuse("tx_on_barrier_in_global_memory", tx_on_global::<B>),
         misuse("memcpy_async_tx_misaligned", copy_misaligned::<B>),
+        misuse("memcpy_async_tx_breaks_its_alignment_promise", |c| {
+            let src = c.device.alloc::<u32>(32).map_err(|e| e.to_string())?;
+            expect_fault(c, "xbm_copy_breaks_promise", &[src.arg()], FaultKind::CopyArgs, BarrierOp::MemcpyAsyncTx)
+        }),
         misuse("drop_when_nobody_expected", |c| {
             expect_fault(c, "xbm_drop_when_empty", &[], FaultKind::DropEmpty, BarrierOp::ArriveAndDrop)
         }),

@@ -35,6 +35,7 @@ namespace xb {
 // A size that promises the alignment of both pointers and of the size itself.
 template <size_t Align>
 struct aligned_size_t {
+  static_assert(Align != 0 && (Align & (Align - 1)) == 0, "xb::aligned_size_t<Align>: Align must be a power of two");
   static constexpr size_t align = Align;
   size_t value;
   XB_INLINE constexpr explicit aligned_size_t(size_t size) : value(size) {}
@@ -45,15 +46,35 @@ namespace detail {
 template <class Shape>
 XB_INLINE size_t shape_bytes(Shape s) { return static_cast<size_t>(s); }
 
-// Whether a shape promises what a bulk copy needs (16-byte alignment of both pointers and
-// of the size): aligned_size_t<16> or wider.
+// What a copy of T objects needs of T: the alignment its pointers carry, and that bytes may
+// stand for objects. Untyped (void) copies are bytes.
+template <class T>
+struct copied {
+  static constexpr size_t align = alignof(T);
+  static constexpr bool bytewise = __is_trivially_copyable(T);
+};
+template <>
+struct copied<void> {
+  static constexpr size_t align = 1;
+  static constexpr bool bytewise = true;
+};
+
+// The alignment a shape promises (1 for a plain size).
 template <class Shape>
-struct bulk_aligned {
-  static constexpr bool value = false;
+struct promised_align {
+  static constexpr size_t value = 1;
 };
 template <size_t Align>
-struct bulk_aligned<aligned_size_t<Align>> {
-  static constexpr bool value = Align >= 16 && Align % 16 == 0;
+struct promised_align<aligned_size_t<Align>> {
+  static constexpr size_t value = Align;
+};
+// What a copy of T objects with shape Shape may assume of both pointers and the size: the
+// larger of alignof(T) and the shape's promise (a size of whole objects is a multiple of
+// alignof(T)).
+template <class T, class Shape>
+struct assumed_align {
+  static constexpr size_t value =
+      copied<T>::align > promised_align<Shape>::value ? copied<T>::align : promised_align<Shape>::value;
 };
 
 // The bytes [begin, end) of a copy handled by thread `rank` of `count`, in 16-byte pieces
@@ -72,15 +93,24 @@ XB_INLINE void group_slice(size_t bytes, unsigned rank, unsigned count, size_t& 
 namespace device {
 
 // Copy `size` bytes from global to shared memory and complete them on `bar`'s tx-count.
-// It does not expect the bytes: pair it with barrier_arrive_tx or barrier_expect_tx.
-template <thread_scope S, class C>
-XB_INLINE void memcpy_async_tx(void* dst, const void* src, aligned_size_t<16> size, barrier<S, C>& bar) {
+// It does not expect the bytes: pair it with barrier_arrive_tx or barrier_expect_tx. As
+// CUDA's: T trivially copyable, and aligned_size_t<Align> with Align at least 16 and at
+// least alignof(T); T may also be void (bytes), and pointers of two types go as void.
+template <class T, size_t Align, thread_scope S, class C>
+XB_INLINE void memcpy_async_tx(T* dst, const T* src, aligned_size_t<Align> size, barrier<S, C>& bar) {
   static_assert(S == thread_scope_block,
                 "xb::device::memcpy_async_tx needs a barrier<thread_scope_block>: CUDA offers the tx-count "
                 "only on block-scope barriers in shared memory");
+  static_assert(Align >= 16, "xb::device::memcpy_async_tx needs aligned_size_t<16> or wider (16-byte aligned "
+                             "pointers and size)");
+  static_assert(Align >= detail::copied<T>::align,
+                "xb::device::memcpy_async_tx: the promised alignment must be at least alignof(T)");
+  static_assert(detail::copied<T>::bytewise, "xb::device::memcpy_async_tx needs a trivially copyable type");
   using proto = detail::protocol<detail::platform, S>;
   if (XB_CHECKED) {
-    const uintptr_t misaligned = (reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | size.value) & 15;
+    // The whole promise, not only the 16 bytes the copy needs: a broken promise is a bug.
+    const uintptr_t misaligned =
+        (reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | size.value) & (Align - 1);
     uint64_t* w = detail::barrier_access::word(bar);
     if (misaligned || size.value > size_t(proto::max_tx))
       proto::fault(XB_FAULT_COPY_ARGS, XB_OP_MEMCPY_ASYNC_TX, w, *w, int64_t(size.value), proto::max_tx);
@@ -91,11 +121,17 @@ XB_INLINE void memcpy_async_tx(void* dst, const void* src, aligned_size_t<16> si
   detail::engine_for<S, C>::type::copy_tx(dst, src, size.value, detail::barrier_access::word(bar),
                                           detail::barrier_access::completion(bar));
 }
+template <size_t Align, thread_scope S, class C>
+XB_INLINE void memcpy_async_tx(void* dst, const void* src, aligned_size_t<Align> size, barrier<S, C>& bar) {
+  memcpy_async_tx<void>(dst, src, size, bar);
+}
 
 // Copy `size` bytes from shared to global memory. Native: a bulk copy the calling thread
 // tracks with bulk_store_commit() / bulk_store_wait_read<N>(); elsewhere done on return.
 // Writes to `src` by ordinary stores need fence_proxy_async() first (fence.hpp).
-XB_INLINE void bulk_store(void* dst, const void* src, aligned_size_t<16> size) {
+template <size_t Align>
+XB_INLINE void bulk_store(void* dst, const void* src, aligned_size_t<Align> size) {
+  static_assert(Align >= 16, "xb::device::bulk_store needs aligned_size_t<16> or wider");
   detail::bulk_store_engine::store(dst, src, size.value);
 }
 // Closes the calling thread's bulk stores issued since the last commit into one group.
@@ -116,27 +152,39 @@ XB_INLINE void bulk_store_wait() {
 // cuda::memcpy_async(dst, src, size, barrier): the copy is part of the barrier's current
 // phase. On the native path a 16-byte-aligned shape becomes a bulk copy whose bytes the
 // phase expects; elsewhere the copy is done before the call returns, so the caller's own
-// arrive orders it.
+// arrive orders it. As CUDA's: T trivially copyable, and the alignment the copy may assume
+// is the larger of alignof(T) and the shape's promise.
+template <class T, class Shape, thread_scope S, class C>
+XB_INLINE void memcpy_async(T* dst, const T* src, Shape size, barrier<S, C>& bar) {
+  static_assert(detail::copied<T>::bytewise, "xb::memcpy_async needs a trivially copyable type");
+  detail::engine_for<S, C>::type::copy_in_phase(dst, src, detail::shape_bytes(size), detail::barrier_access::word(bar),
+                                                detail::assumed_align<T, Shape>::value % 16 == 0);
+}
 template <class Shape, thread_scope S, class C>
 XB_INLINE void memcpy_async(void* dst, const void* src, Shape size, barrier<S, C>& bar) {
-  detail::engine_for<S, C>::type::copy_in_phase(dst, src, detail::shape_bytes(size), detail::barrier_access::word(bar),
-                                                detail::bulk_aligned<Shape>::value);
+  memcpy_async<void>(dst, src, size, bar);
 }
 
 // The group form: one bulk copy by thread 0 of `group` on the native path; elsewhere each
 // thread copies its slice (Group needs thread_rank(), size()).
-template <class Group, class Shape, thread_scope S, class C>
-XB_INLINE void memcpy_async(const Group& group, void* dst, const void* src, Shape size, barrier<S, C>& bar) {
+template <class Group, class T, class Shape, thread_scope S, class C>
+XB_INLINE void memcpy_async(const Group& group, T* dst, const T* src, Shape size, barrier<S, C>& bar) {
+  static_assert(detail::copied<T>::bytewise, "xb::memcpy_async needs a trivially copyable type");
   using engine = typename detail::engine_for<S, C>::type;
   if (engine::bulk_possible(dst, src, detail::shape_bytes(size), detail::barrier_access::word(bar),
-                            detail::bulk_aligned<Shape>::value)) {
+                            detail::assumed_align<T, Shape>::value % 16 == 0)) {
     if (group.thread_rank() == 0) memcpy_async(dst, src, size, bar);
     return;
   }
   size_t begin, end;
   detail::group_slice(detail::shape_bytes(size), unsigned(group.thread_rank()), unsigned(group.size()), begin, end);
   if (end > begin)
-    detail::platform::copy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin);
+    detail::platform::copy(static_cast<char*>(static_cast<void*>(dst)) + begin,
+                           static_cast<const char*>(static_cast<const void*>(src)) + begin, end - begin);
+}
+template <class Group, class Shape, thread_scope S, class C>
+XB_INLINE void memcpy_async(const Group& group, void* dst, const void* src, Shape size, barrier<S, C>& bar) {
+  memcpy_async<Group, void>(group, dst, src, size, bar);
 }
 
 }  // namespace xb

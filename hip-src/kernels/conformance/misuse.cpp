@@ -103,6 +103,17 @@ XB_KERNEL void xbm_copy_misaligned(const unsigned* src, unsigned fb, unsigned ft
   }
 }
 
+// A promise of 32-byte alignment that the destination, 16 bytes into a 32-byte line,
+// breaks: enough for the copy itself, but checked builds hold the caller to its promise.
+XB_KERNEL void xbm_copy_breaks_promise(const unsigned* src, unsigned fb, unsigned ft) {
+  __shared__ block_barrier bar;
+  __shared__ __attribute__((aligned(32))) unsigned buf[32];
+  if (culprit(fb, ft)) {
+    init(&bar, 1);
+    xb::device::memcpy_async_tx(buf + 4, src, xb::aligned_size_t<32>(64), bar);
+  }
+}
+
 XB_KERNEL void xbm_drop_when_empty(unsigned fb, unsigned ft) {
   __shared__ block_barrier bar;
   if (culprit(fb, ft)) {
