@@ -404,6 +404,20 @@ fn must_hold() -> Vec<(&'static str, &'static str)> {
     vec![
         ("the tx functions on barrier<thread_scope_block> compile", MUST_COMPILE),
         (
+            "try_wait_until and try_wait_parity_until take std::chrono time points",
+            "#include <chrono>\n\
+             #include <utility>\n\
+             #include <xbarrier/barrier.hpp>\n\
+             bool use(xb::barrier<xb::thread_scope_block>& bar) {\n  \
+               using clock = std::chrono::steady_clock;\n  \
+               xb::arrival_token t = bar.arrive();\n  \
+               const bool a = bar.try_wait_until(std::move(t), clock::now() + std::chrono::milliseconds(1));\n  \
+               const bool b = bar.try_wait_parity_until(true, clock::now() - std::chrono::seconds(1));\n  \
+               const bool c = bar.try_wait_parity_until(false, xb::time_point(xb::clock_ns()));\n  \
+               return a && b && c;\n\
+             }\n",
+        ),
+        (
             "the copies take every power-of-two promise CUDA takes, typed or not",
             "#include <xbarrier/barrier.hpp>\n\
              struct alignas(32) wide { float v[8]; };\n\

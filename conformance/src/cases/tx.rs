@@ -12,6 +12,7 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
         case("expect_tx_from_other_thread", "tx-count", expect_other::<B>),
         case("tx_edge_cases_match_h200", "tx-count", sequences::<B>),
         case("try_wait_for_times_out", "try_wait_for", try_wait_for::<B>),
+        case("try_wait_until_times_out", "try_wait_until", try_wait_until::<B>),
         case("memcpy_async_thread_and_group", "copies", memcpy_async::<B>),
         case("completion_reads_bulk_copied_stage", "completion", completion_tx::<B>),
     ]
@@ -117,6 +118,28 @@ fn try_wait_for<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
         "20 ms timeout honoured (returned after {:.1} ms), then true once the phase completed",
         s[1] as f64 * 1e-6
     )))
+}
+
+fn try_wait_until<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    let timeout_ns = 20_000_000u64;
+    let seen = ctx.device.alloc::<u64>(4).map_err(|e| e.to_string())?;
+    // SAFETY: `xbc_try_wait_until(unsigned long long* seen, unsigned long long timeout_ns)`.
+    let result = unsafe { ctx.launch("xbc_try_wait_until", LaunchConfig::new(1, 2), &[seen.arg(), timeout_ns.into()]) };
+    launched(result, "xbc_try_wait_until")?;
+    let s = seen.download().map_err(|e| e.to_string())?;
+    if s[0] != 0 {
+        return Err("try_wait_until returned true although the phase could not complete".into());
+    }
+    if s[1] != 1 {
+        return Err("try_wait_until gave up before its deadline".into());
+    }
+    if s[2] != 0 {
+        return Err("try_wait_parity_until with a passed deadline returned true, the phase incomplete".into());
+    }
+    if s[3] != 1 {
+        return Err("try_wait_parity_until returned false although the phase completed".into());
+    }
+    Ok(Pass("a 20 ms deadline honoured, a passed one tested once, then true once the phase completed".into()))
 }
 
 fn memcpy_async<B: Backend>(ctx: &Ctx<B>) -> CaseResult {

@@ -27,6 +27,14 @@ struct nanoseconds {
   }
 };
 
+// A point in time on the clock try_wait_for measures with (xb::clock_ns(): the platform's
+// monotonic clock, in nanoseconds), for try_wait_until. The _until forms also take a
+// std::chrono or cuda::std::chrono time point whose clock can be read where the code runs.
+struct time_point {
+  uint64_t ns;
+  XB_INLINE constexpr explicit time_point(uint64_t n) : ns(n) {}
+};
+
 // What arrive() returns: the barrier state at the arrival (the mbarrier state on the native
 // path). parity() is the parity of the phase the arrival was counted in (an extension).
 class arrival_token {
@@ -117,6 +125,22 @@ class barrier : private detail::completion_slot<Completion> {
   [[nodiscard]] XB_INLINE bool try_wait_parity_for(bool parity, nanoseconds timeout) const {
     return waits::wait_parity_for(state_, parity, timeout.ns < 0 ? 0 : uint64_t(timeout.ns), step());
   }
+  // Until a point in time: the time left, then the _for form (a deadline already passed
+  // still tests once, as a zero timeout does).
+  [[nodiscard]] XB_INLINE bool try_wait_until(arrival_token&& token, time_point deadline) const {
+    return try_wait_for(static_cast<arrival_token&&>(token), nanoseconds(left_until(deadline)));
+  }
+  [[nodiscard]] XB_INLINE bool try_wait_parity_until(bool parity, time_point deadline) const {
+    return try_wait_parity_for(parity, nanoseconds(left_until(deadline)));
+  }
+  template <class TimePoint, class Clock = typename TimePoint::clock>
+  [[nodiscard]] XB_INLINE bool try_wait_until(arrival_token&& token, const TimePoint& deadline) const {
+    return try_wait_for(static_cast<arrival_token&&>(token), nanoseconds(deadline - Clock::now()));
+  }
+  template <class TimePoint, class Clock = typename TimePoint::clock>
+  [[nodiscard]] XB_INLINE bool try_wait_parity_until(bool parity, const TimePoint& deadline) const {
+    return try_wait_parity_for(parity, nanoseconds(deadline - Clock::now()));
+  }
   XB_INLINE void arrive_and_wait() { engine::arrive_and_wait(state_, this->completion()); }
   XB_INLINE void arrive_and_drop() { engine::arrive_and_drop(state_, this->completion()); }
 
@@ -126,6 +150,10 @@ class barrier : private detail::completion_slot<Completion> {
 
  private:
   using waits = detail::waits_of<engine>;
+  static XB_INLINE int64_t left_until(time_point deadline) {
+    const uint64_t now = detail::platform::now_ns();
+    return deadline.ns > now ? int64_t(deadline.ns - now) : 0;
+  }
   XB_INLINE Completion& completion_storage() { return this->completion(); }
   // The completion function for a wait that may run a phase's step (the waits are const,
   // as CUDA's, but a step is the barrier's own work).

@@ -157,6 +157,31 @@ XB_KERNEL void xbc_try_wait_for(unsigned long long* seen, unsigned long long tim
   }
 }
 
+// try_wait_until and try_wait_parity_until: the same, with deadlines on xb::clock_ns().
+XB_KERNEL void xbc_try_wait_until(unsigned long long* seen, unsigned long long timeout_ns) {
+  __shared__ block_barrier bar, handoff;
+  const unsigned t = threadIdx.x;
+  if (t == 0) {
+    init(&bar, 2);
+    init(&handoff, 2);
+  }
+  __syncthreads();
+  if (t == 0) {
+    auto token = bar.arrive();
+    const uint64_t deadline = xb::clock_ns() + timeout_ns;
+    seen[0] = bar.try_wait_until(static_cast<xb::arrival_token&&>(token), xb::time_point(deadline));
+    const uint64_t now = xb::clock_ns();
+    seen[1] = now >= deadline ? 1 : 0;
+    // A deadline already passed: one test, false while the phase cannot complete.
+    seen[2] = bar.try_wait_parity_until(token.parity(), xb::time_point(now - 1));
+    handoff.arrive_and_wait();  // let thread 1 arrive only now
+    seen[3] = bar.try_wait_parity_until(token.parity(), xb::time_point(xb::clock_ns() + uint64_t(60) * 1000000000));
+  } else if (t == 1) {
+    handoff.arrive_and_wait();
+    bar.arrive_and_wait();
+  }
+}
+
 // xb::memcpy_async (cuda::memcpy_async): one thread's copy, and a group's copy split over
 // the block, into shared memory; rounds 2 and 3 promise 16-byte alignment (aligned_size_t<16>,
 // a bulk copy on the native path when the destination is shared), and round 3 copies into
