@@ -10,19 +10,20 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
 }
 
 fn max<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
-    let out = ctx.device.alloc::<i64>(8).map_err(|e| e.to_string())?;
-    // SAFETY: `xbc_max(long long* out)`; out has 8 slots.
+    let out = ctx.device.alloc::<i64>(9).map_err(|e| e.to_string())?;
+    // SAFETY: `xbc_max(long long* out)`; out has 9 slots.
     launched(unsafe { ctx.launch("xbc_max", LaunchConfig::new(1, 1), &[out.arg()]) }, "xbc_max")?;
     let got = out.download().map_err(|e| e.to_string())?;
     let block = (1i64 << 20) - 1;
     let int32 = i64::from(i32::MAX);
     // cuda::barrier: block scope (1<<20)-1 with or without completion; other scopes int32 max.
     // With a completion function at block scope one count goes to the native lowering's gate
-    // (completion_engine.hpp), on every target alike. For other scopes with a completion
+    // (engine_sm90_completion.hpp), on every target alike. For other scopes with a completion
     // function CCCL documents ptrdiff max; here the counts share one 64-bit word, so it is
-    // int32 max as well (README, "Differences from CUDA"). Sizes: the mbarrier's 8 bytes (16
-    // in checked builds of the default variant on sm_90, which add a shadow mbarrier:
-    // checked_engine.hpp); three words and a pointer-sized completion function.
+    // int32 max as well. Thread scope is block scope's, as CUDA makes it without a completion
+    // function (docs/porting-cuda-barrier.md, "What differs from CUDA"). Sizes: the mbarrier's
+    // 8 bytes (16 in checked builds of the default variant on sm_90, which add a shadow
+    // mbarrier: engine_sm90_checked.hpp); three words and a pointer-sized completion function.
     let info = ctx.device.info();
     let sm90_or_later = info.arch.strip_prefix("sm_").and_then(|n| n.parse::<u32>().ok()).is_some_and(|n| n >= 90);
     // The host backend gets the same engine on a software mbarrier with XB_SHADOW_MODEL=1.
@@ -33,7 +34,7 @@ fn max<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
             BackendKind::Host => host_model,
             _ => false,
         };
-    let want = [block, block - 1, block, int32, int32, int32, if shadowed { 16 } else { 8 }, 32];
+    let want = [block, block - 1, block, int32, int32, int32, if shadowed { 16 } else { 8 }, 32, block - 1];
     let names = [
         "block",
         "block+completion",
@@ -43,6 +44,7 @@ fn max<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
         "system",
         "sizeof(block barrier)",
         "sizeof(block barrier with completion)",
+        "thread+completion",
     ];
     for ((name, want), got) in names.iter().zip(want).zip(&got) {
         if want != *got {

@@ -31,6 +31,7 @@ XB_KERNEL void xbc_max(long long* out) {
   out[5] = xb::barrier<xb::thread_scope_system>::max();
   out[6] = sizeof(xb::barrier<xb::thread_scope_block>);
   out[7] = sizeof(xb::barrier<xb::thread_scope_block, some_completion>);
+  out[8] = xb::barrier<xb::thread_scope_thread, some_completion>::max();
 }
 
 // Where xb::dynamic_shared lands after 24 bytes of static shared memory: out[0] is its
