@@ -34,8 +34,13 @@ pub enum FaultKind {
     DropEmpty,
     /// A wait outlived the checked-build bound: a deadlock.
     WaitTimeout,
-    /// `memcpy_async_tx` with a size or alignment it does not allow.
+    /// `memcpy_async_tx` with a size above the tx limit, a destination outside shared memory
+    /// or a source in shared memory.
     CopyArgs,
+    /// A copy whose pointers or size break its alignment (`limit`: the alignment).
+    CopyAlign,
+    /// A copy whose source and destination overlap.
+    CopyOverlap,
     /// A code this build does not know.
     Unknown(u32),
 }
@@ -54,6 +59,8 @@ impl FaultKind {
             8 => FaultKind::DropEmpty,
             9 => FaultKind::WaitTimeout,
             10 => FaultKind::CopyArgs,
+            11 => FaultKind::CopyAlign,
+            12 => FaultKind::CopyOverlap,
             other => FaultKind::Unknown(other),
         }
     }
@@ -71,6 +78,8 @@ impl FaultKind {
             FaultKind::DropEmpty => "XB_FAULT_DROP_EMPTY",
             FaultKind::WaitTimeout => "XB_FAULT_WAIT_TIMEOUT",
             FaultKind::CopyArgs => "XB_FAULT_COPY_ARGS",
+            FaultKind::CopyAlign => "XB_FAULT_COPY_ALIGN",
+            FaultKind::CopyOverlap => "XB_FAULT_COPY_OVERLAP",
             FaultKind::Unknown(_) => "unknown",
         }
     }
@@ -104,6 +113,8 @@ pub enum BarrierOp {
     MemcpyAsyncTx,
     /// `__syncthreads`.
     Syncthreads,
+    /// `memcpy_async`.
+    MemcpyAsync,
     /// A code this build does not know.
     Unknown(u32),
 }
@@ -121,6 +132,7 @@ impl BarrierOp {
             7 => BarrierOp::Wait,
             8 => BarrierOp::MemcpyAsyncTx,
             9 => BarrierOp::Syncthreads,
+            10 => BarrierOp::MemcpyAsync,
             other => BarrierOp::Unknown(other),
         }
     }
@@ -137,6 +149,7 @@ impl BarrierOp {
             BarrierOp::Wait => "wait",
             BarrierOp::MemcpyAsyncTx => "memcpy_async_tx",
             BarrierOp::Syncthreads => "__syncthreads",
+            BarrierOp::MemcpyAsync => "memcpy_async",
             BarrierOp::Unknown(_) => "unknown op",
         }
     }
@@ -294,11 +307,16 @@ impl BarrierFault {
                 r.limit as f64 * 1e-9
             ),
             FaultKind::CopyArgs => format!(
-                "copy of {} bytes: size and both addresses must be aligned as the aligned_size_t promises (16 bytes \
-                 or more), size <= {}, destination in shared memory",
+                "copy of {} bytes: size <= {}, destination in shared memory, source in global memory",
                 r.value,
                 (1 << 20) - 1
             ),
+            FaultKind::CopyAlign => format!(
+                "copy of {} bytes: the size and both addresses must be {}-byte aligned, as its aligned_size_t \
+                 promises",
+                r.value, r.limit
+            ),
+            FaultKind::CopyOverlap => format!("copy of {} bytes: source and destination overlap", r.value),
             FaultKind::Unknown(code) => format!("unknown fault code {code}"),
         }
     }
@@ -348,7 +366,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("{name} missing from abi.h"));
             line.split_whitespace().nth(2).and_then(|v| v.parse().ok()).expect("numeric define")
         };
-        for code in 1..=10 {
+        for code in 1..=12 {
             let kind = FaultKind::from_code(code);
             assert_eq!(define(kind.abi_name()), code, "{kind:?}");
         }
@@ -362,6 +380,7 @@ mod tests {
             ("XB_OP_WAIT", BarrierOp::Wait),
             ("XB_OP_MEMCPY_ASYNC_TX", BarrierOp::MemcpyAsyncTx),
             ("XB_OP_SYNCTHREADS", BarrierOp::Syncthreads),
+            ("XB_OP_MEMCPY_ASYNC", BarrierOp::MemcpyAsync),
         ];
         for (name, op) in ops {
             assert_eq!(BarrierOp::from_code(define(name)), op, "{name}");

@@ -43,7 +43,23 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
         misuse("memcpy_async_tx_misaligned", copy_misaligned::<B>),
         misuse("memcpy_async_tx_breaks_its_alignment_promise", |c| {
             let src = c.device.alloc::<u32>(32).map_err(|e| e.to_string())?;
-            expect_fault(c, "xbm_copy_breaks_promise", &[src.arg()], FaultKind::CopyArgs, BarrierOp::MemcpyAsyncTx)
+            expect_fault(c, "xbm_copy_breaks_promise", &[src.arg()], FaultKind::CopyAlign, BarrierOp::MemcpyAsyncTx)
+        }),
+        misuse("memcpy_async_tx_from_shared_memory", |c| {
+            expect_fault(c, "xbm_copy_from_shared", &[], FaultKind::CopyArgs, BarrierOp::MemcpyAsyncTx)
+        }),
+        misuse("memcpy_async_breaks_its_alignment_promise", |c| {
+            let src = c.device.alloc::<u32>(16).map_err(|e| e.to_string())?;
+            expect_fault(
+                c,
+                "xbm_memcpy_async_breaks_promise",
+                &[src.arg()],
+                FaultKind::CopyAlign,
+                BarrierOp::MemcpyAsync,
+            )
+        }),
+        misuse("memcpy_async_overlapping", |c| {
+            expect_fault(c, "xbm_memcpy_async_overlap", &[], FaultKind::CopyOverlap, BarrierOp::MemcpyAsync)
         }),
         misuse("drop_when_nobody_expected", |c| {
             expect_fault(c, "xbm_drop_when_empty", &[], FaultKind::DropEmpty, BarrierOp::ArriveAndDrop)
@@ -90,7 +106,7 @@ fn tx_on_global<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
 
 fn copy_misaligned<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     let src = ctx.device.alloc::<u32>(16).map_err(|e| e.to_string())?;
-    expect_fault(ctx, "xbm_copy_misaligned", &[src.arg()], FaultKind::CopyArgs, BarrierOp::MemcpyAsyncTx)
+    expect_fault(ctx, "xbm_copy_misaligned", &[src.arg()], FaultKind::CopyAlign, BarrierOp::MemcpyAsyncTx)
 }
 
 fn deadlock<B: Backend>(ctx: &Ctx<B>) -> CaseResult {

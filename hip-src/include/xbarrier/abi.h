@@ -21,7 +21,9 @@
 #define XB_FAULT_TX_NOT_SHARED 7  /* a tx API on a barrier outside shared memory */
 #define XB_FAULT_DROP_EMPTY 8     /* arrive_and_drop on a barrier that expects nobody */
 #define XB_FAULT_WAIT_TIMEOUT 9   /* a wait outlived the checked-build bound: a deadlock */
-#define XB_FAULT_COPY_ARGS 10     /* memcpy_async_tx: size or alignment not allowed */
+#define XB_FAULT_COPY_ARGS 10     /* memcpy_async_tx: size too large, or a pointer in the wrong memory */
+#define XB_FAULT_COPY_ALIGN 11    /* a copy's pointers or size break its alignment (limit: the alignment) */
+#define XB_FAULT_COPY_OVERLAP 12  /* a copy's source and destination overlap */
 
 /* Which call it was (xb_fault_record.op). */
 #define XB_OP_INIT 1
@@ -33,6 +35,7 @@
 #define XB_OP_WAIT 7
 #define XB_OP_MEMCPY_ASYNC_TX 8
 #define XB_OP_SYNCTHREADS 9
+#define XB_OP_MEMCPY_ASYNC 10
 
 /* The first fault of a launch, written by the faulting thread. The barrier's state is
  * decoded on the device side so that the host needs no knowledge of the word layout. */

@@ -77,6 +77,18 @@ struct assumed_align {
       copied<T>::align > promised_align<Shape>::value ? copied<T>::align : promised_align<Shape>::value;
 };
 
+// Checked builds: a copy's pointers and size keep the alignment promised (`align`), and its
+// source and destination do not overlap; else a fault in `op` on `bar`.
+template <thread_scope S, class C>
+XB_INLINE void check_copy(const void* dst, const void* src, size_t bytes, size_t align, barrier<S, C>& bar,
+                          uint32_t op) {
+  using proto = protocol<platform, S>;
+  uint64_t* w = barrier_access::word(bar);
+  const uintptr_t d = reinterpret_cast<uintptr_t>(dst), s = reinterpret_cast<uintptr_t>(src);
+  if ((d | s | bytes) & (align - 1)) proto::fault(XB_FAULT_COPY_ALIGN, op, w, *w, int64_t(bytes), int64_t(align));
+  if (bytes > 0 && d < s + bytes && s < d + bytes) proto::fault(XB_FAULT_COPY_OVERLAP, op, w, *w, int64_t(bytes), 0);
+}
+
 // The bytes [begin, end) of a copy handled by thread `rank` of `count`, in 16-byte pieces
 // where the size allows, so that each thread moves a contiguous slice.
 XB_INLINE void group_slice(size_t bytes, unsigned rank, unsigned count, size_t& begin, size_t& end) {
@@ -109,13 +121,11 @@ XB_INLINE void memcpy_async_tx(T* dst, const T* src, aligned_size_t<Align> size,
   using proto = detail::protocol<detail::platform, S>;
   if (XB_CHECKED) {
     // The whole promise, not only the 16 bytes the copy needs: a broken promise is a bug.
-    const uintptr_t misaligned =
-        (reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | size.value) & (Align - 1);
+    detail::check_copy(dst, src, size.value, Align, bar, XB_OP_MEMCPY_ASYNC_TX);
     uint64_t* w = detail::barrier_access::word(bar);
-    if (misaligned || size.value > size_t(proto::max_tx))
+    // The copy engine reads global memory and writes the block's shared memory.
+    if (size.value > size_t(proto::max_tx) || !detail::platform::is_shared(dst) || detail::platform::is_shared(src))
       proto::fault(XB_FAULT_COPY_ARGS, XB_OP_MEMCPY_ASYNC_TX, w, *w, int64_t(size.value), proto::max_tx);
-    if (!detail::platform::is_shared(dst))
-      proto::fault(XB_FAULT_COPY_ARGS, XB_OP_MEMCPY_ASYNC_TX, w, *w, int64_t(size.value), 0);
   }
   detail::check_tx_barrier(bar, XB_OP_MEMCPY_ASYNC_TX);
   detail::engine_for<S, C>::type::copy_tx(dst, src, size.value, detail::barrier_access::word(bar),
@@ -157,6 +167,9 @@ XB_INLINE void bulk_store_wait() {
 template <class T, class Shape, thread_scope S, class C>
 XB_INLINE void memcpy_async(T* dst, const T* src, Shape size, barrier<S, C>& bar) {
   static_assert(detail::copied<T>::bytewise, "xb::memcpy_async needs a trivially copyable type");
+  if (XB_CHECKED)
+    detail::check_copy(dst, src, detail::shape_bytes(size), detail::promised_align<Shape>::value, bar,
+                       XB_OP_MEMCPY_ASYNC);
   detail::engine_for<S, C>::type::copy_in_phase(dst, src, detail::shape_bytes(size), detail::barrier_access::word(bar),
                                                 detail::assumed_align<T, Shape>::value % 16 == 0);
 }
@@ -170,6 +183,9 @@ XB_INLINE void memcpy_async(void* dst, const void* src, Shape size, barrier<S, C
 template <class Group, class T, class Shape, thread_scope S, class C>
 XB_INLINE void memcpy_async(const Group& group, T* dst, const T* src, Shape size, barrier<S, C>& bar) {
   static_assert(detail::copied<T>::bytewise, "xb::memcpy_async needs a trivially copyable type");
+  if (XB_CHECKED)
+    detail::check_copy(dst, src, detail::shape_bytes(size), detail::promised_align<Shape>::value, bar,
+                       XB_OP_MEMCPY_ASYNC);
   using engine = typename detail::engine_for<S, C>::type;
   if (engine::bulk_possible(dst, src, detail::shape_bytes(size), detail::barrier_access::word(bar),
                             detail::assumed_align<T, Shape>::value % 16 == 0)) {

@@ -114,6 +114,36 @@ XB_KERNEL void xbm_copy_breaks_promise(const unsigned* src, unsigned fb, unsigne
   }
 }
 
+// memcpy_async_tx reads global memory: a source in shared memory is reported.
+XB_KERNEL void xbm_copy_from_shared(unsigned fb, unsigned ft) {
+  __shared__ block_barrier bar;
+  __shared__ __attribute__((aligned(16))) unsigned buf[16], other[16];
+  if (culprit(fb, ft)) {
+    init(&bar, 1);
+    xb::device::memcpy_async_tx(buf, other, xb::aligned_size_t<16>(64), bar);
+  }
+}
+
+// xb::memcpy_async promising 8-byte alignment with a source 2 bytes off.
+XB_KERNEL void xbm_memcpy_async_breaks_promise(const unsigned* src, unsigned fb, unsigned ft) {
+  __shared__ block_barrier bar;
+  __shared__ __attribute__((aligned(16))) unsigned buf[16];
+  if (culprit(fb, ft)) {
+    init(&bar, 1);
+    xb::memcpy_async(buf, reinterpret_cast<const char*>(src) + 2, xb::aligned_size_t<8>(16), bar);
+  }
+}
+
+// xb::memcpy_async with overlapping source and destination.
+XB_KERNEL void xbm_memcpy_async_overlap(unsigned fb, unsigned ft) {
+  __shared__ block_barrier bar;
+  __shared__ unsigned buf[32];
+  if (culprit(fb, ft)) {
+    init(&bar, 1);
+    xb::memcpy_async(buf, buf + 4, 64, bar);
+  }
+}
+
 XB_KERNEL void xbm_drop_when_empty(unsigned fb, unsigned ft) {
   __shared__ block_barrier bar;
   if (culprit(fb, ft)) {
