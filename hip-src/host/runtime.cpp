@@ -22,11 +22,6 @@ XB_EXPORT void xb_host_block_init(xb_host_block* b) {
   b->syncthreads_word = word::initial(b->threads);
 }
 
-// Bytes of static __shared__ variables in this object (one copy per block slot).
-XB_EXPORT uint64_t xb_host_static_shared_bytes() {
-  return __start_xb_shared ? uint64_t(__stop_xb_shared - __start_xb_shared) : 0;
-}
-
 // Calls a kernel whose parameters are integers/pointers and floating-point values, laid out
 // by the caller as the x86-64 System V / AArch64 calling conventions assign them: the first
 // integer arguments in integer registers, the first floating-point ones in vector

@@ -15,7 +15,34 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
         case("try_wait_until_times_out", "try_wait_until", try_wait_until::<B>),
         case("memcpy_async_thread_and_group", "copies", memcpy_async::<B>),
         case("completion_reads_bulk_copied_stage", "completion", completion_tx::<B>),
+        case("shared_variables_in_device_functions", "tx-count", shared_in_helpers::<B>),
     ]
+}
+
+fn shared_in_helpers<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    let blocks = 6u32;
+    let src: Vec<u32> = (0..4).map(|i| 1000 * (i + 1)).collect();
+    let src_buf = ctx.device.upload(&src).map_err(|e| e.to_string())?;
+    let out = ctx.device.alloc::<u32>(2 * blocks as usize).map_err(|e| e.to_string())?;
+    // SAFETY: `xbc_shared_in_helpers(const unsigned* src, unsigned* out)`: src has 4 words,
+    // out two per block.
+    let result =
+        unsafe { ctx.launch("xbc_shared_in_helpers", LaunchConfig::new(blocks, 32), &[src_buf.arg(), out.arg()]) };
+    launched(result, "xbc_shared_in_helpers")?;
+    let got = out.download().map_err(|e| e.to_string())?;
+    for b in 0..blocks {
+        for (k, offset) in [(0usize, 1u32), (1, 2)] {
+            let want = src[(b % 4) as usize] + b + offset;
+            let seen = got[2 * b as usize + k];
+            if seen != want {
+                let helper = if k == 0 { "template" } else { "inline" };
+                return Err(format!("block {b}, {helper} helper: read {seen}, want {want}"));
+            }
+        }
+    }
+    Ok(Pass(format!(
+        "{blocks} blocks, each with its own __shared__ barrier, tile and mark in a template and an inline helper"
+    )))
 }
 
 fn source(words: usize) -> Vec<u32> {

@@ -275,3 +275,58 @@ XB_KERNEL void xbc_completion_tx(const unsigned* src, unsigned long long* report
   __shared__ unsigned sums[2], count;
   completion_tx(bar, sums, count, src, report, words, rounds);
 }
+
+// __shared__ variables declared in device functions, as CUDA allows: a template and an inline
+// function each hold a block barrier with a tx copy and a mark. Each block must get its own
+// (the mark reads back its block's value), and they must be shared memory (checked builds
+// accept the tx operations on the barrier and the copy into the tile).
+namespace xbc {
+template <unsigned K>
+XB_INLINE unsigned shared_in_template(const unsigned* src) {
+  __shared__ block_barrier bar;
+  __shared__ __attribute__((aligned(16))) unsigned tile[4];
+  __shared__ unsigned mark;
+  const unsigned t = threadIdx.x;
+  if (t == 0) {
+    init(&bar, block_threads());
+    mark = blockIdx.x + K;
+  }
+  __syncthreads();
+  xb::arrival_token token = bar.arrive();
+  if (t == 0) {
+    xb::device::barrier_expect_tx(bar, 16);
+    xb::device::memcpy_async_tx(tile, src, xb::aligned_size_t<16>(16), bar);
+  }
+  bar.wait(static_cast<xb::arrival_token&&>(token));
+  const unsigned seen = tile[blockIdx.x % 4] + mark;
+  __syncthreads();  // everyone has read before the next use of the block's variables
+  return seen;
+}
+XB_INLINE unsigned shared_in_inline(const unsigned* src) {
+  __shared__ block_barrier bar;
+  __shared__ __attribute__((aligned(16))) unsigned tile[4];
+  __shared__ unsigned mark;
+  const unsigned t = threadIdx.x;
+  if (t == 0) {
+    init(&bar, block_threads());
+    mark = blockIdx.x + 2;
+  }
+  __syncthreads();
+  xb::arrival_token token = t == 0 ? xb::device::barrier_arrive_tx(bar, 1, 16) : bar.arrive();
+  if (t == 0) xb::device::memcpy_async_tx(tile, src, xb::aligned_size_t<16>(16), bar);
+  bar.wait(static_cast<xb::arrival_token&&>(token));
+  const unsigned seen = tile[blockIdx.x % 4] + mark;
+  __syncthreads();
+  return seen;
+}
+}  // namespace xbc
+
+// out[2 * block + k]: what helper k (0 the template, 1 the inline function) saw.
+XB_KERNEL void xbc_shared_in_helpers(const unsigned* src, unsigned* out) {
+  const unsigned a = xbc::shared_in_template<1>(src);
+  const unsigned b = xbc::shared_in_inline(src);
+  if (threadIdx.x == 0) {
+    out[2 * blockIdx.x] = a;
+    out[2 * blockIdx.x + 1] = b;
+  }
+}

@@ -6,10 +6,12 @@
 // Waiting yields the fiber to its siblings; with no scheduler (a plain std::thread driver,
 // such as the TSAN stress test) it spins briefly, then yields the OS thread.
 //
-// Kernels: `__shared__` variables are static locals in a section of their own; every running
-// block has its own copy of the kernel's shared object, hence its own variables.
+// Kernels: `__shared__` variables are statics; every running block has its own copy of the
+// kernel's shared object, hence its own statics, in kernels and in the device functions they
+// call alike (templates and inline functions included).
 // `extern __shared__ T x[]` has no host equivalent: use xb::dynamic_shared<T>() (kernel.hpp).
 #pragma once
+#include <link.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,15 +26,45 @@
 #include "../protocol.hpp"
 #include "../scope.hpp"
 
-// Static __shared__ variables of a host kernel live in this section of its shared object;
-// each block slot loads its own copy of the object, so each running block has its own.
-extern "C" {
-extern char __start_xb_shared[] __attribute__((weak, visibility("hidden")));
-extern char __stop_xb_shared[] __attribute__((weak, visibility("hidden")));
-}
-
 namespace xb {
 namespace host {
+
+// The writable memory of the kernel object this code is linked into (its copy for the
+// calling block's slot): where __shared__ variables live. A section of their own cannot hold
+// them all: GCC puts the statics of template and inline functions into COMDAT sections, and
+// refuses a named section there.
+struct static_data {
+  const char* begin[4];
+  const char* end[4];
+  int count;
+};
+inline int find_static_data(dl_phdr_info* info, size_t, void* arg) {
+  static_data* d = static_cast<static_data*>(arg);
+  const char* self = reinterpret_cast<const char*>(&find_static_data);
+  bool mine = false;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& h = info->dlpi_phdr[i];
+    const char* start = reinterpret_cast<const char*>(info->dlpi_addr + h.p_vaddr);
+    if (h.p_type == PT_LOAD && (h.p_flags & PF_X) && self >= start && self < start + h.p_memsz) mine = true;
+  }
+  if (!mine) return 0;
+  for (int i = 0; i < info->dlpi_phnum && d->count < 4; ++i) {
+    const ElfW(Phdr)& h = info->dlpi_phdr[i];
+    if (h.p_type != PT_LOAD || !(h.p_flags & PF_W)) continue;
+    d->begin[d->count] = reinterpret_cast<const char*>(info->dlpi_addr + h.p_vaddr);
+    d->end[d->count] = d->begin[d->count] + h.p_memsz;
+    ++d->count;
+  }
+  return 1;
+}
+inline const static_data& this_object_static_data() {
+  static const static_data data = [] {
+    static_data d = {};
+    dl_iterate_phdr(find_static_data, &d);
+    return d;
+  }();
+  return data;
+}
 
 // Thrown to unwind a kernel thread after a fault or an abort; caught by xb_host_invoke.
 struct kernel_aborted {};
@@ -140,7 +172,10 @@ struct host_platform {
     const char* c = static_cast<const char*>(p);
     const char* dyn = reinterpret_cast<const char*>(t->block->dynamic_shared);
     if (dyn && c >= dyn && c < dyn + t->block->dynamic_shared_bytes) return true;
-    return __start_xb_shared && c >= __start_xb_shared && c < __stop_xb_shared;
+    const host::static_data& d = host::this_object_static_data();
+    for (int i = 0; i < d.count; ++i)
+      if (c >= d.begin[i] && c < d.end[i]) return true;
+    return false;
   }
   // What the checked engine adds (XB_SHADOW_MODEL=1). Nothing to release apart: the mbarrier
   // model's updates are acq_rel read-modify-writes, which TSAN models and fences not.
@@ -206,7 +241,7 @@ inline void syncthreads() {
 #define __device__
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))
-#define __shared__ static __attribute__((section("xb_shared")))
+#define __shared__ static
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
 
