@@ -123,8 +123,11 @@ XB_INLINE void memcpy_async_tx(T* dst, const T* src, aligned_size_t<Align> size,
     // The whole promise, not only the 16 bytes the copy needs: a broken promise is a bug.
     detail::check_copy(dst, src, size.value, Align, bar, XB_OP_MEMCPY_ASYNC_TX);
     uint64_t* w = detail::barrier_access::word(bar);
-    // The copy engine reads global memory and writes the block's shared memory.
-    if (size.value > size_t(proto::max_tx) || !detail::platform::is_shared(dst) || detail::platform::is_shared(src))
+    // The copy engine reads global memory and writes the block's shared memory. (A platform
+    // that takes even a null pointer for shared, the host's bare driver with no launch,
+    // cannot tell the source's memory.)
+    const bool source_shared = detail::platform::is_shared(src) && !detail::platform::is_shared(nullptr);
+    if (size.value > size_t(proto::max_tx) || !detail::platform::is_shared(dst) || source_shared)
       proto::fault(XB_FAULT_COPY_ARGS, XB_OP_MEMCPY_ASYNC_TX, w, *w, int64_t(size.value), proto::max_tx);
   }
   detail::check_tx_barrier(bar, XB_OP_MEMCPY_ASYNC_TX);
