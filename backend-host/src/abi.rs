@@ -2,12 +2,12 @@
 //! kernel object's own (`xb_host_abi`) before the first call.
 
 use std::ffi::c_void;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, AtomicU64};
 
 use xbarrier_api::FaultRecord;
 
 /// `XB_HOST_ABI_VERSION`.
-pub const HOST_ABI_VERSION: u32 = 1;
+pub const HOST_ABI_VERSION: u32 = 2;
 /// `XB_HOST_MAX_INT_ARGS`, `XB_HOST_MAX_FLOAT_ARGS`, `XB_HOST_MAX_STACK_ARGS`.
 pub const MAX_INT_ARGS: usize = 6;
 pub const MAX_FLOAT_ARGS: usize = 8;
@@ -21,6 +21,7 @@ pub struct LaunchRecord {
     pub wait_timeout_ns: u64,
     pub abort: AtomicU32,
     pub fault_claimed: AtomicU32,
+    pub polls: AtomicU64,
     pub fault: FaultRecord,
     pub scheduler: *mut c_void,
     pub yield_fn: Option<unsafe extern "C" fn(*mut c_void)>,

@@ -52,6 +52,7 @@ pub fn launch(
         wait_timeout_ns: u64::try_from(wait_bound.as_nanos()).unwrap_or(u64::MAX),
         abort: AtomicU32::new(0),
         fault_claimed: AtomicU32::new(0),
+        polls: AtomicU64::new(0),
         fault: FaultRecord::default(),
         scheduler: &sync as *const LaunchSync as *mut std::ffi::c_void,
         yield_fn: Some(yield_fiber),
@@ -216,8 +217,9 @@ fn run_block(grid: &Grid<'_>, slot: &Slot, kernel: *const std::ffi::c_void, line
     // Thread t runs on OS thread t % workers, so neighbouring threads race across cores.
     let assignment: Vec<Vec<SendPtr<ThreadRecord>>> =
         (0..workers).map(|w| (w..threads).step_by(workers).map(|t| SendPtr(base.wrapping_add(t))).collect()).collect();
-    // SAFETY: the abort flag lives in the launch record, which outlives the block.
-    let abort = unsafe { &(*grid.record).abort };
+    // SAFETY: the abort flag and the poll count live in the launch record, which outlives
+    // the block.
+    let (abort, polls) = unsafe { (&(*grid.record).abort, &(*grid.record).polls) };
     let kernel = SendPtr(kernel as *mut std::ffi::c_void);
     let run = move |mine: &[SendPtr<ThreadRecord>]| {
         let kernel = kernel; // the whole SendPtr, not its raw field
@@ -227,6 +229,7 @@ fn run_block(grid: &Grid<'_>, slot: &Slot, kernel: *const std::ffi::c_void, line
             args: &grid.args,
             sync: grid.sync,
             abort,
+            polls,
             deadline: grid.deadline,
             stack_size: grid.settings.stack_bytes,
         };

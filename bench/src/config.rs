@@ -15,12 +15,19 @@ pub enum Benchmark {
     Copy,
     /// Device-scope barrier across a cooperative grid.
     GridBarrier,
+    /// Messages through a flag in plain memory between two blocks, no barrier.
+    MessagePassing,
 }
 
 impl Benchmark {
     /// Every benchmark, in run order.
-    pub const ALL: [Benchmark; 4] =
-        [Benchmark::RoundTrip, Benchmark::Reduction, Benchmark::Copy, Benchmark::GridBarrier];
+    pub const ALL: [Benchmark; 5] = [
+        Benchmark::RoundTrip,
+        Benchmark::Reduction,
+        Benchmark::Copy,
+        Benchmark::GridBarrier,
+        Benchmark::MessagePassing,
+    ];
 
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -29,6 +36,7 @@ impl Benchmark {
             Benchmark::Reduction => "reduction",
             Benchmark::Copy => "copy",
             Benchmark::GridBarrier => "grid-barrier",
+            Benchmark::MessagePassing => "message-passing",
         }
     }
 
@@ -100,6 +108,8 @@ pub struct Config {
     pub round_trip_iters: u32,
     /// Barriers per timed grid-barrier launch.
     pub grid_iters: u32,
+    /// Messages per timed message-passing launch.
+    pub messages: u32,
     /// Phases (barriers) of the launch that checks correctness.
     pub check_iters: u32,
     /// Bytes the reduction reads and the copy copies (a multiple of 16).
@@ -126,6 +136,7 @@ impl Config {
             round_trip_threads: vec![128, 256, 1024],
             round_trip_iters: 10_000,
             grid_iters: 5_000,
+            messages: 10_000,
             check_iters: 1_000,
             stream_bytes: 2 << 30,
             reduction: Pipeline { stages: 6, stage_bytes: 16 << 10, blocks_per_sm: 2 },
@@ -138,14 +149,15 @@ impl Config {
         }
     }
 
-    /// The CPU backend's run: the round trip only (kernel threads are fibers; the GPU
-    /// benchmarks' sizes mean nothing there), at 2/8/64 threads.
+    /// The CPU backend's run: the round trip at 2/8/64 threads and message passing (kernel
+    /// threads are fibers; the GPU benchmarks' sizes mean nothing there).
     pub fn host() -> Config {
         Config {
-            benchmarks: vec![Benchmark::RoundTrip],
+            benchmarks: vec![Benchmark::RoundTrip, Benchmark::MessagePassing],
             round_trip_threads: vec![2, 8, 64],
             round_trip_iters: 1_000,
             grid_iters: 200,
+            messages: 2_000,
             check_iters: 200,
             stream_bytes: 4 << 20,
             reduction: Pipeline { stages: 4, stage_bytes: 4 << 10, blocks_per_sm: 1 },
@@ -163,7 +175,7 @@ impl Config {
         if self.reps == 0 {
             return bad("0 timed repetitions".into());
         }
-        if self.round_trip_iters == 0 || self.grid_iters == 0 || self.check_iters == 0 {
+        if self.round_trip_iters == 0 || self.grid_iters == 0 || self.check_iters == 0 || self.messages == 0 {
             return bad("every benchmark needs at least one iteration".into());
         }
         if self.stream_bytes == 0 || !self.stream_bytes.is_multiple_of(16) {

@@ -10,11 +10,13 @@
 //! | [`reduction`](Benchmark::Reduction) | bulk loads + full/empty barriers | the same pipeline in raw PTX, a grid-stride kernel | GB/s read |
 //! | [`copy`](Benchmark::Copy) | bulk loads + bulk stores | `cudaMemcpy` device to device | GB/s read + written |
 //! | [`grid-barrier`](Benchmark::GridBarrier) | `xb::barrier<thread_scope_device>` | cooperative groups `grid.sync()` | ns per barrier |
+//! | [`message-passing`](Benchmark::MessagePassing) | a flag in plain memory between two blocks, polled with `__nanosleep` | – | ns per message |
 //!
 //! Targets (release builds, CUDA): native round trip <= raw PTX; emulated round trip and
 //! round trips with a completion function <= CCCL with a completion function; reduction >=
 //! the raw-PTX pipeline; copy >= 0.93x `cudaMemcpy`; grid barrier <= 0.95x `grid.sync`. On
-//! the host backend: round trip <= C++20 `std::barrier`.
+//! the host backend: round trip <= C++20 `std::barrier`; message passing <= 100 µs per message
+//! (10^4 messages per second).
 //!
 //! The kernels are hip-src/kernels/bench; the CUDA-only baselines exist in CUDA images only.
 //! Times come from stream events or the kernels' own clock, never from the host clock
@@ -25,6 +27,7 @@ mod copy;
 mod grid;
 mod host_baselines;
 mod kernels;
+mod message;
 pub mod pattern;
 mod reduce;
 mod report;

@@ -164,8 +164,8 @@ impl Row {
         self.target = target;
         self
     }
-    /// Sets a fixed-value target (the built-in benchmarks compare with baselines instead).
-    #[cfg(test)]
+    /// Sets a fixed-value target (message passing's on the CPU backend; the others compare
+    /// with baselines instead).
     pub(crate) fn target(mut self, target: Target) -> Row {
         self.target = Some(target);
         self

@@ -4,7 +4,7 @@ use xbarrier::{Backend, BackendKind, Buffer, Device, LaunchConfig, Result, Strea
 
 use crate::kernels::Images;
 use crate::report::{set_ratios, Report, Row, Status};
-use crate::{copy, grid, reduce, round_trip, Benchmark, Config};
+use crate::{copy, grid, message, reduce, round_trip, Benchmark, Config};
 
 /// Called with each row as soon as it is measured (for progress lines).
 pub(crate) type Progress<'a> = &'a dyn Fn(&Row);
@@ -26,6 +26,7 @@ pub fn run<B: Backend>(device: &Device<B>, config: &Config, progress: &dyn Fn(&R
             Benchmark::Reduction => reduce::run(device, &images, &stream, config, progress),
             Benchmark::Copy => copy::run(device, &images, &stream, config, progress),
             Benchmark::GridBarrier => grid::run(device, &images, &stream, config, progress),
+            Benchmark::MessagePassing => message::run(device, &images, &stream, config, progress),
         });
     }
     set_ratios(&mut rows);
@@ -35,9 +36,9 @@ pub fn run<B: Backend>(device: &Device<B>, config: &Config, progress: &dyn Fn(&R
 }
 
 /// Keeps the targets that apply and says why others were dropped (the report's notes):
-/// checked builds judge nothing; a target with a fixed value (none of the built-in ones has
-/// one) is judged on CUDA only; ratio targets compare with a baseline that ran in the same
-/// process and stay on every backend. The GPU targets were set from H200 measurements, so
+/// checked builds judge nothing; a target with a fixed value is judged on CUDA only, except
+/// message passing's, which is the CPU backend's own; ratio targets compare with a baseline
+/// that ran in the same process and stay on every backend. The GPU targets were set from H200 measurements, so
 /// another GPU gets a note.
 fn judged_targets(rows: &mut [Row], kind: BackendKind, checked: bool, device: &str) -> Vec<String> {
     let mut notes = Vec::new();
@@ -52,7 +53,7 @@ fn judged_targets(rows: &mut [Row], kind: BackendKind, checked: bool, device: &s
         );
     } else if kind != BackendKind::Cuda {
         let mut dropped = false;
-        for row in rows.iter_mut() {
+        for row in rows.iter_mut().filter(|r| r.benchmark != Benchmark::MessagePassing) {
             if row.target.is_some_and(|t| !t.is_ratio()) {
                 row.target = None;
                 dropped = true;

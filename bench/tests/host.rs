@@ -14,6 +14,7 @@ fn small() -> Config {
         round_trip_threads: vec![2, 8],
         round_trip_iters: 100,
         grid_iters: 50,
+        messages: 200,
         check_iters: 50,
         stream_bytes: (1 << 20) + 48, // a last tile shorter than a stage
         reduction: Pipeline { stages: 3, stage_bytes: 4096, blocks_per_sm: 2 },
@@ -53,6 +54,7 @@ fn every_benchmark_runs_correctly_on_the_host() {
         (Benchmark::Copy, "xb bulk copy"),
         (Benchmark::Copy, "memcpy"),
         (Benchmark::GridBarrier, "xb device barrier"),
+        (Benchmark::MessagePassing, "xb, flag in global memory"),
     ] {
         assert!(names.contains(&expected), "{expected:?} missing from {names:?}");
     }

@@ -85,6 +85,8 @@ enum BenchmarkArg {
     Copy,
     /// Device-scope barrier across a cooperative grid (ns)
     GridBarrier,
+    /// Messages through a flag in plain memory between two blocks (ns)
+    MessagePassing,
 }
 
 impl BenchmarkArg {
@@ -94,6 +96,7 @@ impl BenchmarkArg {
             BenchmarkArg::Reduction => Benchmark::Reduction,
             BenchmarkArg::Copy => Benchmark::Copy,
             BenchmarkArg::GridBarrier => Benchmark::GridBarrier,
+            BenchmarkArg::MessagePassing => Benchmark::MessagePassing,
         }
     }
 }

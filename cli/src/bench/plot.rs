@@ -87,6 +87,7 @@ fn axis_name(benchmark: Benchmark, unit: Unit) -> String {
     let per = match benchmark {
         Benchmark::RoundTrip => " per phase",
         Benchmark::GridBarrier => " per barrier",
+        Benchmark::MessagePassing => " per message",
         Benchmark::Reduction | Benchmark::Copy => "",
     };
     let better = if unit.lower_is_better() { "lower is better" } else { "higher is better" };

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include "abi.h"
 
-#define XB_HOST_ABI_VERSION 1
+#define XB_HOST_ABI_VERSION 2
 #define XB_HOST_MAX_INT_ARGS 6   /* integer/pointer arguments passed in registers */
 #define XB_HOST_MAX_FLOAT_ARGS 8 /* floating-point arguments passed in registers */
 #define XB_HOST_MAX_STACK_ARGS 10 /* further arguments, passed on the stack */
@@ -19,6 +19,7 @@ typedef struct xb_host_launch {
   uint64_t wait_timeout_ns;  /* checked builds: bound on every wait, 0 = unbounded */
   uint32_t abort;            /* atomic; nonzero makes every wait unwind its kernel thread */
   uint32_t fault_claimed;    /* atomic; the first faulting thread writes `fault` */
+  uint64_t polls;            /* atomic; counts polls of memory no publish announces (relax) */
   xb_fault_record fault;
   void* scheduler;                      /* opaque to C++ */
   void (*yield_fn)(void* fiber);        /* suspend the calling fiber */

@@ -148,11 +148,14 @@ struct host_platform {
   // Every poll of a wait: the same back-off (a fiber yields at once).
   static inline void wait_backoff(uint32_t& iteration) { backoff(iteration); }
 
-  // A non-blocking probe failed (try_wait): let sibling fibers run, nothing more.
+  // A non-blocking probe failed (try_wait), or a thread backs off in a loop on plain memory
+  // (__nanosleep): let sibling fibers run. Counted, so that the scheduler, which learns of a
+  // published phase but not of a plain store, parks its OS thread only briefly meanwhile.
   static inline void relax() {
     xb_host_thread* t = host::current();
     if (t && t->launch->yield_fn) {
       if (__atomic_load_n(&t->launch->abort, __ATOMIC_RELAXED)) throw host::kernel_aborted{};
+      __atomic_fetch_add(&t->launch->polls, 1, __ATOMIC_RELAXED);
       t->launch->yield_fn(t->fiber);
     }
   }
