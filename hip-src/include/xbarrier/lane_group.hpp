@@ -14,9 +14,10 @@
 //   bool leads() const               whether this lane is the group's leader; exactly one is
 //   uint64_t broadcast(uint64_t v) const
 //                                    the leader's v, on every lane of the group; every lane
-//                                    calls it, and a lane's call returns after the leader's
-//                                    (so what the leader did before it is done). It orders
-//                                    no memory.
+//                                    calls it, and a lane's call returns after the leader's:
+//                                    the leader's earlier accesses happen before the lane's
+//                                    later ones (so a poll after it reads the word no older
+//                                    than the leader's RMW found it).
 //   bool acquires_as_one() const     whether the leader's acquire (a poll and the fence
 //                                    after it, or an acq_rel read-modify-write) acts for every
 //                                    lane of the group, as an AMDGPU wave's loads and fences

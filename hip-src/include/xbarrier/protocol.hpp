@@ -237,7 +237,9 @@ struct protocol {
     // The parity travels as a word: a captured bool stayed in scratch memory on AMDGPU.
     const uint64_t r = parity ? W::r_bit : 0;
     const auto lanes = P::lanes_here();
-    if (XB_LIKELY(lanes.agree(w, r))) wait_r(lanes, w, r, op);
+    // A group polls as one only where the leader's acquire stands for all; elsewhere each
+    // lane polls alone anyway, and the agreement would cost collectives for nothing.
+    if (lanes.acquires_as_one() && XB_LIKELY(lanes.agree(w, r))) wait_r(lanes, w, r, op);
     else wait_r(single_lane(), w, r, op);
   }
   // The same with the parity as the R bit of r, its sign bit (its other bits are ignored).
@@ -425,7 +427,13 @@ struct protocol {
     // One wait loop for the other outcomes, on the R bit (the sign) of `r`: AMDGPU's control
     // flow must be structured, and a loop per outcome cost it flags and branches to merge.
     const settled s = settle(lanes, w, old, old + delta, int64_t(n), 0, completion);
-    if (s.completed && (lanes.acquires_as_one() || lanes.leads())) return;
+    if (s.completed) {
+      // The other lanes acquire by a poll of their own where the leader's does not stand
+      // for theirs; the phase is published, so they wait only for the claim to be gone (R
+      // may have flipped twice, where the step completed the next phase as well).
+      if (!(lanes.acquires_as_one() || lanes.leads())) wait_claim_published(lanes, w, old & W::r_bit, XB_OP_WAIT);
+      return;
+    }
     uint64_t r = old;
     if (s.early) {
       wait_claim_published(lanes, w, old & W::r_bit, XB_OP_ARRIVE);

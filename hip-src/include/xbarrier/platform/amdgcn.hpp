@@ -225,14 +225,17 @@ struct amdgcn_platform {
     // Whether the lanes all pass the same barrier and b: one readfirstlane and one compare
     // per 32-bit half, which the compiler drops where it can prove the values wave-uniform
     // (constants; an LDS barrier is compared by its 32-bit LDS address, which is a constant
-    // for a __shared__ or dynamic shared barrier, where its generic address is not).
+    // for a __shared__ or dynamic shared barrier, where its generic address is not). The
+    // lanes must also agree on whether it is in LDS: each side of the branch below compares
+    // with the first lane of its own side only.
     XB_INLINE bool agree(const void* barrier, uint64_t b) const {
-      bool same;
-      if (__builtin_amdgcn_is_shared(barrier)) {
+      const bool lds = __builtin_amdgcn_is_shared(barrier);
+      bool same = same_on_all(uint32_t(lds));
+      if (lds) {
         typedef __attribute__((address_space(3))) const char* lds_pointer;
-        same = same_on_all(uint32_t(reinterpret_cast<uintptr_t>((lds_pointer)barrier)));
+        same = same && same_on_all(uint32_t(reinterpret_cast<uintptr_t>((lds_pointer)barrier)));
       } else {
-        same = same_on_all(uint32_t(reinterpret_cast<uintptr_t>(barrier))) &&
+        same = same && same_on_all(uint32_t(reinterpret_cast<uintptr_t>(barrier))) &&
                same_on_all(uint32_t(reinterpret_cast<uintptr_t>(barrier) >> 32));
       }
       return __builtin_amdgcn_ballot_w64(!(same && same_on_all(uint32_t(b)) && same_on_all(uint32_t(b >> 32)))) == 0;

@@ -133,10 +133,12 @@ struct cuda_platform {
   template <mem_scope S>
   static XB_INLINE void after_poll() {}
 
-  // Arrivals are per-lane fetch_adds, which nvcc combines per warp into one RMW with a SHFL
-  // scan. Combining by hand was worse on the H200: one CAS per whole warp ran 2-4.5x
-  // slower, and CCCL's sm_70 scheme (__match_any_sync over __activemask()) deadlocked
-  // (29 lanes never arrived).
+  // Arrivals go by lane group (struct warp below: __activemask, __match_all_sync, one
+  // leader's fetch_add). One CAS per whole warp was 2-4.5x slower on the H200, and CCCL's
+  // sm_70 scheme (__match_any_sync over __activemask(), lanes of differing barriers grouped
+  // apart) deadlocked there with 29 lanes never arriving: the groups here are all-or-none
+  // (__match_all_sync), every lane of one reaches its collectives, and lanes that disagree
+  // arrive alone.
 
   static XB_INLINE void fence(mem_scope s, mem_order o) {
     const cuda::std::memory_order order = cuda_order(o);
@@ -214,9 +216,11 @@ struct cuda_platform {
   // such a meeting point the round trip on the H200 was 1.7x slower at 128 threads (the
   // waiting lanes ran ahead and the one lane with the step waited for the warp to switch
   // paths).
-  // Lanes of one warp; the lowest leads. Shuffles carry values, not memory order: gather()
-  // is a __syncwarp, which orders the lanes' earlier accesses before the leader's release,
-  // and every lane acquires by its own poll.
+  // Lanes of one warp; the lowest leads. Shuffles carry values, not memory order, so both
+  // gather() and broadcast() begin with a __syncwarp: the first orders the lanes' earlier
+  // accesses before the leader's release, the second the leader's RMW before the lanes'
+  // later polls (which then read the word no older than the leader found it). Every lane
+  // acquires by its own poll.
   struct warp {
     uint32_t lanes;
     XB_INLINE bool agree(const void* barrier, uint64_t b) const {
@@ -233,6 +237,7 @@ struct cuda_platform {
       return (lanes & below) == 0;
     }
     XB_INLINE uint64_t broadcast(uint64_t v) const {
+      __syncwarp(lanes);
       return __shfl_sync(lanes, static_cast<unsigned long long>(v), int(leader()));
     }
     XB_INLINE constexpr bool acquires_as_one() const { return false; }
@@ -242,8 +247,8 @@ struct cuda_platform {
     // zero on the leader but per-lane to ptxas (the group's lanes below this one) leaves the
     // leader's atomic alone.
     XB_INLINE uint64_t* solo(uint64_t* w) const {
-      uint32_t below;
-      asm("mov.u32 %0, %%lanemask_lt;" : "=r"(below));
+      uint32_t below;  // volatile: not merged with leads()', whose test would fold it to 0
+      asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(below));
       return reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(w) + (below & lanes));
     }
   };
