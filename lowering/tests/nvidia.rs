@@ -237,7 +237,7 @@ fn main() {
     // the warp's again (an election and shuffles of its own: 48 and 45).
     let configs = [
         (Target::Sm90, Variant::Default, sm90_native as fn(Op) -> Expect, "SYNCS.ARRIVE", "SYNCS.PHASECHK", 8),
-        (Target::Sm90, Variant::Emulated, protocol, "ATOM.E.ADD.64", "LDS", 39),
+        (Target::Sm90, Variant::Emulated, protocol, "ATOM.E.ADD.64", "LDS", 37),
         (Target::Sm80, Variant::Default, protocol, "ATOM.E.ADD.64", "LDS", 32),
     ];
     let mut trials = Vec::new();
