@@ -237,9 +237,9 @@ fn run_on<B: Backend>(args: &BenchArgs) -> ExitCode {
     };
     if B::KIND == BackendKind::Host && args.only.is_empty() {
         report.notes.push(
-            "the CPU backend runs the round trip only (its kernel threads are fibers): the reduction, copy and \
-             grid-barrier benchmarks measure GPUs; build xbar with `--features cuda` (`--only` runs them here at \
-             small sizes)"
+            "the CPU backend runs the round trip and message passing (its kernel threads are fibers): the \
+             reduction, copy and grid-barrier benchmarks measure GPUs; build xbar with `--features cuda` (`--only` \
+             runs them here at small sizes)"
                 .to_owned(),
         );
     }

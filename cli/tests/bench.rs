@@ -34,7 +34,10 @@ fn host_round_trip_writes_table_markdown_and_json() {
             .unwrap_or_else(|| panic!("no {threads} row:\n{stdout}"));
         assert!(row.contains(" ns ") && row.trim_end().ends_with("ok"), "{row}");
     }
-    assert!(stdout.contains("6 measured, 0 wrong, 0 failed, 0 skipped"), "{stdout}");
+    // The round trip's six rows and message passing's one.
+    assert!(stdout.contains("7 measured, 0 wrong, 0 failed, 0 skipped"), "{stdout}");
+    let row = stdout.lines().find(|l| l.starts_with("message-passing")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(row.contains(" ns ") && row.trim_end().ends_with("ok"), "{row}");
     assert!(stdout.contains("--features cuda"), "no hint about the GPU benchmarks:\n{stdout}");
     // A progress line for every row: xb and both baselines at each size.
     for threads in ["2 threads", "4 threads"] {
@@ -70,8 +73,10 @@ fn host_round_trip_as_csv() {
         "{stdout}"
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    assert_eq!(rows.len(), 6, "one line per measurement:\n{stdout}");
-    for (k, row) in rows.iter().enumerate() {
+    assert_eq!(rows.len(), 7, "one line per measurement:\n{stdout}");
+    // The implementation's name holds a comma, quoted: the line splits into one more field.
+    assert!(rows[6][0] == "message-passing" && rows[6][2] == "\"xb", "{stdout}");
+    for (k, row) in rows[..6].iter().enumerate() {
         assert_eq!(row.len(), 13, "{row:?}");
         let threads = if k < 3 { "2 threads" } else { "3 threads" };
         assert_eq!(row[..3], ["round-trip", threads, HOST_ROUND_TRIP[k % 3]], "{stdout}");
@@ -85,7 +90,7 @@ fn host_round_trip_as_csv() {
         assert_eq!(row[6].parse::<f64>().is_ok_and(|r| r > 0.0), !vs.is_empty(), "{row:?}");
     }
     // The summary goes to stderr, so stdout stays CSV.
-    assert!(stderr.contains("6 measured, 0 wrong"), "{stderr}");
+    assert!(stderr.contains("7 measured, 0 wrong"), "{stderr}");
 }
 
 #[test]
@@ -113,10 +118,11 @@ fn host_round_trip_as_json_and_svg() {
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"));
     assert_eq!(json["device"]["backend"], "host", "{json}");
     assert_eq!(json["checked"], xbarrier::CHECKED, "{json}");
-    assert_eq!(json["summary"]["measured"], 6, "{json}");
+    assert_eq!(json["summary"]["measured"], 7, "{json}");
     let rows = json["rows"].as_array().unwrap_or_else(|| panic!("no rows: {json}"));
-    assert_eq!(rows.len(), 6, "{json}");
-    for (k, row) in rows.iter().enumerate() {
+    assert_eq!(rows.len(), 7, "{json}");
+    assert_eq!(rows[6]["benchmark"], "message-passing", "{json}");
+    for (k, row) in rows[..6].iter().enumerate() {
         for key in ["benchmark", "config", "implementation", "unit", "status", "value", "samples", "baseline", "ratio"]
         {
             assert!(row.get(key).is_some(), "{key} missing from {row}");
