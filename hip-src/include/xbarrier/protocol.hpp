@@ -78,7 +78,11 @@
 //    returns at once, as the leader does. On AMDGPU this keeps the result and every
 //    decision on it in scalar registers: a wave knows that its lanes decide alike. Lanes
 //    that do not agree on the barrier and the update arrive one by one (the platform gives
-//    them groups of one).
+//    them groups of one). The one difference from back-to-back arrivals: a group is counted
+//    whole in the phase its atomic lands in, so a group with more lanes than that phase
+//    still expects (a warp straddling two phases) over-arrives, as a warp does on CUDA's
+//    mbarrier, where checked builds report it; back to back, the excess would have counted
+//    in the next phase.
 // ---------------------------------------------------------------------------------------
 #pragma once
 #include <stddef.h>

@@ -135,8 +135,12 @@ XB_KERNEL void xbc_tx_sequences(const unsigned* src, unsigned long long* seen) {
   seen[17] = buf[3] == src[3] ? 1 : 2;  // reached the end, with the copied bytes in place
 }
 
-// try_wait_for times out when nothing progresses, and succeeds once the phase completes.
-XB_KERNEL void xbc_try_wait_for(unsigned long long* seen, unsigned long long timeout_ns) {
+namespace xbc {
+// Thread 0 arrives on a barrier of 2 and runs before(bar, token), while the phase cannot
+// complete (thread 1 has not arrived); then lets thread 1 arrive and runs
+// after(bar, parity), where it can.
+template <class Before, class After>
+XB_INLINE void timed_waits(Before before, After after) {
   __shared__ block_barrier bar, handoff;
   const unsigned t = threadIdx.x;
   if (t == 0) {
@@ -145,41 +149,46 @@ XB_KERNEL void xbc_try_wait_for(unsigned long long* seen, unsigned long long tim
   }
   __syncthreads();
   if (t == 0) {
-    auto token = bar.arrive();
-    const uint64_t start = xb::clock_ns();
-    seen[0] = bar.try_wait_for(static_cast<xb::arrival_token&&>(token), xb::nanoseconds(int64_t(timeout_ns)));
-    seen[1] = xb::clock_ns() - start;
+    xb::arrival_token token = bar.arrive();
+    const bool parity = token.parity();
+    before(bar, static_cast<xb::arrival_token&&>(token));
     handoff.arrive_and_wait();  // let thread 1 arrive only now
-    seen[2] = bar.try_wait_parity_for(token.parity(), xb::nanoseconds(int64_t(60) * 1000000000));
+    after(bar, parity);
   } else if (t == 1) {
     handoff.arrive_and_wait();
     bar.arrive_and_wait();
   }
 }
+}  // namespace xbc
+
+// try_wait_for times out when nothing progresses, and succeeds once the phase completes.
+XB_KERNEL void xbc_try_wait_for(unsigned long long* seen, unsigned long long timeout_ns) {
+  xbc::timed_waits(
+      [&](block_barrier& bar, xb::arrival_token&& token) {
+        const uint64_t start = xb::clock_ns();
+        seen[0] = bar.try_wait_for(static_cast<xb::arrival_token&&>(token), xb::nanoseconds(int64_t(timeout_ns)));
+        seen[1] = xb::clock_ns() - start;
+      },
+      [&](block_barrier& bar, bool parity) {
+        seen[2] = bar.try_wait_parity_for(parity, xb::nanoseconds(int64_t(60) * 1000000000));
+      });
+}
 
 // try_wait_until and try_wait_parity_until: the same, with deadlines on xb::clock_ns().
 XB_KERNEL void xbc_try_wait_until(unsigned long long* seen, unsigned long long timeout_ns) {
-  __shared__ block_barrier bar, handoff;
-  const unsigned t = threadIdx.x;
-  if (t == 0) {
-    init(&bar, 2);
-    init(&handoff, 2);
-  }
-  __syncthreads();
-  if (t == 0) {
-    auto token = bar.arrive();
-    const uint64_t deadline = xb::clock_ns() + timeout_ns;
-    seen[0] = bar.try_wait_until(static_cast<xb::arrival_token&&>(token), xb::time_point(deadline));
-    const uint64_t now = xb::clock_ns();
-    seen[1] = now >= deadline ? 1 : 0;
-    // A deadline already passed: one test, false while the phase cannot complete.
-    seen[2] = bar.try_wait_parity_until(token.parity(), xb::time_point(now - 1));
-    handoff.arrive_and_wait();  // let thread 1 arrive only now
-    seen[3] = bar.try_wait_parity_until(token.parity(), xb::time_point(xb::clock_ns() + uint64_t(60) * 1000000000));
-  } else if (t == 1) {
-    handoff.arrive_and_wait();
-    bar.arrive_and_wait();
-  }
+  xbc::timed_waits(
+      [&](block_barrier& bar, xb::arrival_token&& token) {
+        const bool parity = token.parity();
+        const uint64_t deadline = xb::clock_ns() + timeout_ns;
+        seen[0] = bar.try_wait_until(static_cast<xb::arrival_token&&>(token), xb::time_point(deadline));
+        const uint64_t now = xb::clock_ns();
+        seen[1] = now >= deadline ? 1 : 0;
+        // A deadline already passed: one test, false while the phase cannot complete.
+        seen[2] = bar.try_wait_parity_until(parity, xb::time_point(now - 1));
+      },
+      [&](block_barrier& bar, bool parity) {
+        seen[3] = bar.try_wait_parity_until(parity, xb::time_point(xb::clock_ns() + uint64_t(60) * 1000000000));
+      });
 }
 
 // xb::memcpy_async (cuda::memcpy_async): one thread's copy, and a group's copy split over
