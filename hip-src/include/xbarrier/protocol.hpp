@@ -411,8 +411,9 @@ struct protocol {
   // detour through a bool. The completer returns at once: it published the phase itself, and
   // its claiming acq_rel RMW read from the release sequence of every arrival and tx update of
   // the phase, so it has seen them all; polling would only re-read its own publish (one
-  // device-scope round trip for a wide barrier). The other lanes of its group poll: the
-  // leader's acquire is its own. Both waits come after settle() (5. above).
+  // device-scope round trip for a wide barrier). The other lanes of its group return with
+  // it where the leader's acquire stands for theirs (AMDGPU waves); elsewhere each polls
+  // once for its own. Both waits come after settle() (5. above).
   template <class Completion>
   static XB_DEVICE void arrive_and_wait(uint64_t* w, Completion& completion) {
     const auto lanes = P::lanes_here();
