@@ -2,7 +2,7 @@
 //! kernel object's own (`xb_host_abi`) before the first call.
 
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::atomic::AtomicU32;
 
 use xbarrier_api::FaultRecord;
 
@@ -21,7 +21,6 @@ pub struct LaunchRecord {
     pub wait_timeout_ns: u64,
     pub abort: AtomicU32,
     pub fault_claimed: AtomicU32,
-    pub polls: AtomicU64,
     pub fault: FaultRecord,
     pub scheduler: *mut c_void,
     pub yield_fn: Option<unsafe extern "C" fn(*mut c_void)>,
@@ -46,6 +45,9 @@ pub struct ThreadRecord {
     pub fiber: *mut c_void,
     pub index: [u32; 3],
     pub linear: u32,
+    /// Set by the kernel thread when it polls memory no publish announces (relax); read and
+    /// cleared by the OS thread that resumes it.
+    pub polled: u32,
 }
 
 /// The sizes `xb_host_abi` must report, in its order.

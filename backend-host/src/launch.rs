@@ -52,7 +52,6 @@ pub fn launch(
         wait_timeout_ns: u64::try_from(wait_bound.as_nanos()).unwrap_or(u64::MAX),
         abort: AtomicU32::new(0),
         fault_claimed: AtomicU32::new(0),
-        polls: AtomicU64::new(0),
         fault: FaultRecord::default(),
         scheduler: &sync as *const LaunchSync as *mut std::ffi::c_void,
         yield_fn: Some(yield_fiber),
@@ -210,6 +209,7 @@ fn run_block(grid: &Grid<'_>, slot: &Slot, kernel: *const std::ffi::c_void, line
             fiber: std::ptr::null_mut(),
             index: unflatten(t as u64, config.block.to_array()),
             linear: t as u32,
+            polled: 0,
         })
         .collect();
     let base = records.as_mut_ptr();
@@ -217,9 +217,8 @@ fn run_block(grid: &Grid<'_>, slot: &Slot, kernel: *const std::ffi::c_void, line
     // Thread t runs on OS thread t % workers, so neighbouring threads race across cores.
     let assignment: Vec<Vec<SendPtr<ThreadRecord>>> =
         (0..workers).map(|w| (w..threads).step_by(workers).map(|t| SendPtr(base.wrapping_add(t))).collect()).collect();
-    // SAFETY: the abort flag and the poll count live in the launch record, which outlives
-    // the block.
-    let (abort, polls) = unsafe { (&(*grid.record).abort, &(*grid.record).polls) };
+    // SAFETY: the abort flag lives in the launch record, which outlives the block.
+    let abort = unsafe { &(*grid.record).abort };
     let kernel = SendPtr(kernel as *mut std::ffi::c_void);
     let run = move |mine: &[SendPtr<ThreadRecord>]| {
         let kernel = kernel; // the whole SendPtr, not its raw field
@@ -229,7 +228,6 @@ fn run_block(grid: &Grid<'_>, slot: &Slot, kernel: *const std::ffi::c_void, line
             args: &grid.args,
             sync: grid.sync,
             abort,
-            polls,
             deadline: grid.deadline,
             stack_size: grid.settings.stack_bytes,
         };

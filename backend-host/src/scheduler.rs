@@ -141,8 +141,6 @@ pub struct BlockJob<'a> {
     pub sync: &'a LaunchSync,
     /// The launch's abort flag.
     pub abort: &'a std::sync::atomic::AtomicU32,
-    /// The launch's count of polls of memory that no publish announces.
-    pub polls: &'a AtomicU64,
     /// When the launch's time is up.
     pub deadline: Option<Instant>,
     /// Stack size of each fiber.
@@ -155,7 +153,7 @@ pub struct BlockJob<'a> {
 /// - Every record in `threads` is valid, used by no other OS thread, and outlives this call.
 /// - `job.kernel` is a kernel of `job.slot` and `job.args` matches its parameters (the launch contract).
 pub unsafe fn run_fibers(job: &BlockJob<'_>, threads: &[SendPtr<ThreadRecord>]) -> WorkerOutcome {
-    let BlockJob { slot, kernel, args, sync, abort, polls, deadline, stack_size } = *job;
+    let BlockJob { slot, kernel, args, sync, abort, deadline, stack_size } = *job;
     precise_timeouts();
     let mut outcome = WorkerOutcome { aborted_threads: 0, exceptions: 0, error: None };
     type Fiber = Coroutine<(), (), i32, DefaultStack>;
@@ -194,7 +192,7 @@ pub unsafe fn run_fibers(job: &BlockJob<'_>, threads: &[SendPtr<ThreadRecord>]) 
     let mut rounds = 0u64;
     while !fibers.is_empty() {
         let seen = sync.epoch.load(Ordering::SeqCst);
-        let polled = polls.load(Ordering::Relaxed);
+        let mut polled = false;
         let mut finished = false;
         let mut index = 0;
         while index < fibers.len() {
@@ -202,7 +200,12 @@ pub unsafe fn run_fibers(job: &BlockJob<'_>, threads: &[SendPtr<ThreadRecord>]) 
             // SAFETY: set_current only stores the pointer in the slot's thread-local.
             unsafe { (slot.set_current)(record) };
             match fibers[index].0.resume(()) {
-                CoroutineResult::Yield(()) => index += 1,
+                CoroutineResult::Yield(()) => {
+                    // SAFETY: the record is this OS thread's (caller contract), and its fiber,
+                    // which set the flag, is suspended.
+                    unsafe { polled |= std::mem::take(&mut (*record).polled) != 0 };
+                    index += 1;
+                }
                 CoroutineResult::Return(code) => {
                     if code == 2 && abort.swap(1, Ordering::SeqCst) == 0 {
                         sync.notify(); // the other threads must not wait for this one
@@ -233,7 +236,7 @@ pub unsafe fn run_fibers(job: &BlockJob<'_>, threads: &[SendPtr<ThreadRecord>]) 
             // Back off from 20 µs to 1 ms while nothing is published, never unboundedly; and
             // no longer than POLLING_PARK while some kernel thread polls plain memory.
             let mut park = Duration::from_micros(20u64 << (idle - SPIN_ROUNDS).min(6));
-            if polls.load(Ordering::Relaxed) != polled {
+            if polled {
                 park = park.min(POLLING_PARK);
             }
             sync.park(seen, park);

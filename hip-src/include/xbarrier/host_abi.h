@@ -19,7 +19,6 @@ typedef struct xb_host_launch {
   uint64_t wait_timeout_ns;  /* checked builds: bound on every wait, 0 = unbounded */
   uint32_t abort;            /* atomic; nonzero makes every wait unwind its kernel thread */
   uint32_t fault_claimed;    /* atomic; the first faulting thread writes `fault` */
-  uint64_t polls;            /* atomic; counts polls of memory no publish announces (relax) */
   xb_fault_record fault;
   void* scheduler;                      /* opaque to C++ */
   void (*yield_fn)(void* fiber);        /* suspend the calling fiber */
@@ -42,6 +41,8 @@ typedef struct xb_host_thread {
   void* fiber;
   uint32_t index[3];
   uint32_t linear;
+  uint32_t polled;  /* set by relax(): the thread polls memory no publish announces; the OS
+                       thread that resumes it reads and clears it */
 } xb_host_thread;
 
 #endif

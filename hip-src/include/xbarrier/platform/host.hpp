@@ -149,13 +149,14 @@ struct host_platform {
   static inline void wait_backoff(uint32_t& iteration) { backoff(iteration); }
 
   // A non-blocking probe failed (try_wait), or a thread backs off in a loop on plain memory
-  // (__nanosleep): let sibling fibers run. Counted, so that the scheduler, which learns of a
-  // published phase but not of a plain store, parks its OS thread only briefly meanwhile.
+  // (__nanosleep): let sibling fibers run. Marked on the thread, so that the OS thread that
+  // runs it, which learns of a published phase but not of a plain store, parks only briefly
+  // meanwhile.
   static inline void relax() {
     xb_host_thread* t = host::current();
     if (t && t->launch->yield_fn) {
       if (__atomic_load_n(&t->launch->abort, __ATOMIC_RELAXED)) throw host::kernel_aborted{};
-      __atomic_fetch_add(&t->launch->polls, 1, __ATOMIC_RELAXED);
+      t->polled = 1;
       t->launch->yield_fn(t->fiber);
     }
   }
