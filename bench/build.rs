@@ -1,9 +1,12 @@
 //! Compiles the benchmark kernels (xb implementations and baselines) for every backend
-//! xbarrier was built with, and the host backend's C++20 `std::barrier` baseline
+//! xbarrier was built with, xb's round trips once more as checked code, and the host backend's C++20 `std::barrier` baseline
 //! (bench/cpp/std_barrier.cpp) into this crate.
 fn main() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../hip-src/kernels/bench");
-    xbarrier_build::Kernels::new("bench").dir(dir).build_or_exit();
+    let kernels = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../hip-src/kernels");
+    xbarrier_build::Kernels::new("bench").dir(kernels.join("bench")).build_or_exit();
+    // xb's round trips as checked device code, whatever this build is, to time them against
+    // the release code of the bench bundle (a checked build's own rows are checked already).
+    xbarrier_build::Kernels::new("bench_checked").dir(kernels.join("bench_checked")).checked(true).build_or_exit();
     std_barrier();
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/device-build.sh - builds the test binaries for a GPU machine into .device-bin/ (the
 # machine that runs them needs the NVIDIA driver, not Rust): the conformance and misuse
-# suites (checked and release), the CUDA backend's GPU tests, `xbar` (with the benchmark
+# suites (checked and release, and the conformance suite as checked code for sanitizers), the CUDA backend's GPU tests, `xbar` (with the benchmark
 # kernels built in) and, where nvcc is found, the two probes of bench/cpp/. Then copy the
 # repository with .device-bin/ to the GPU machine and run tools/device-run.sh there.
 set -euo pipefail
@@ -20,6 +20,11 @@ newest() {
   [ -n "$newest" ] || { echo "no $2 test binary under target/$1/deps" >&2; return 1; }
   printf '%s\n' "$newest"
 }
+# Checked code for compute-sanitizer sleeps long in its wait loops (XB_SANITIZER_SLEEPS):
+# device-run-checked.sh runs this build under racecheck and synccheck. The plain checked
+# build is rebuilt after it (the variable is a rerun trigger).
+XBAR_SANITIZER_SLEEPS=1 cargo build --tests --features cuda --test conformance
+cp "$(newest debug conformance)" "$BIN/conformance-checked-sanitizer"
 cargo build --tests --features cuda --test conformance --test misuse
 cp "$(newest debug conformance)" "$BIN/conformance-checked"
 cp "$(newest debug misuse)" "$BIN/misuse-checked"

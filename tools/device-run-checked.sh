@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tools/device-run-checked.sh - checked CUDA builds on a GPU machine: the conformance and
-# misuse suites, then every conformance case under compute-sanitizer racecheck (one process
+# misuse suites, then every conformance case of the sanitizer build (long sleeps in the wait
+# loops, XB_SANITIZER_SLEEPS) under compute-sanitizer racecheck (one process
 # per case, PARALLEL at a time, each case PASSES times) and the suite under synccheck, with
 # the repetitions divided by CHECKED_REPS_DIVISOR (conformance/src/harness.rs). Build with
 # tools/device-build.sh; on the GPU machine, from the repository root:
@@ -36,7 +37,7 @@ racecheck_case() {
   local name="racecheck-checked $1"
   [ "${2:-1}" -gt 1 ] && name="$name #$2"
   XBAR_REPS_DIVISOR=${CHECKED_REPS_DIVISOR:-100} step "$name" "${CASE_LIMIT:-120}" \
-    compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN/conformance-checked" --test-threads 1 --exact "[cuda] $1"
+    compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN/conformance-checked-sanitizer" --test-threads 1 --exact "[cuda] $1"
 }
 export -f racecheck_case step summary
 export BIN LOGS RESULTS ROWS
@@ -45,7 +46,7 @@ for pass in $(seq "${PASSES:-1}"); do sed "s/\$/ $pass/" "$LOGS/cases.txt"; done
 # shellcheck disable=SC2016  # expanded by the child bash, from xargs' arguments
 xargs -P "${PARALLEL:-3}" -L1 bash -c 'racecheck_case "$0" "$1"' < "$LOGS/runs.txt"
 XBAR_REPS_DIVISOR=${CHECKED_REPS_DIVISOR:-100} step synccheck-checked 150 \
-  compute-sanitizer --tool synccheck --error-exitcode 9 "$BIN/conformance-checked" --test-threads 1 "[cuda]"
+  compute-sanitizer --tool synccheck --error-exitcode 9 "$BIN/conformance-checked-sanitizer" --test-threads 1 "[cuda]"
 tar czf "$RESULTS/checked-logs.tar.gz" -C "$LOGS" .
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "--- failures"

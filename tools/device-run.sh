@@ -49,7 +49,7 @@ if [ "${PROBES:-1}" != 0 ]; then
 fi
 # SANITIZER_REPS_DIVISOR=N runs the sanitizers' conformance with the cases' repetitions
 # divided by N (XBAR_REPS_DIVISOR, conformance/src/harness.rs): every case, fewer rounds.
-# Sanitizers per variant: SANITIZERS lists tool:variant pairs (racecheck models hardware
+# Sanitizers per variant: SANITIZERS lists tool:variant pairs, none when set empty (racecheck models hardware
 # barriers only, so it is run on the native variant, where every barrier is an mbarrier).
 # racecheck skips the 10^5-stage ring, which at full counts takes longer than the limit
 # under racecheck, and the completion-function cases: it reports the hand-over between
@@ -62,7 +62,7 @@ fi
 # lets a token be dropped anyway.
 RACECHECK_SKIP=(--skip producer_consumer_ring_100k_stages --skip completion_ --skip arrive_and_drop)
 SYNCCHECK_SKIP=(--skip completion_ --skip arrive_and_drop)
-for pair in ${SANITIZERS:-memcheck:cuda racecheck:cuda synccheck:cuda memcheck:cuda-emulated synccheck:cuda-emulated}; do
+for pair in ${SANITIZERS-memcheck:cuda racecheck:cuda synccheck:cuda memcheck:cuda-emulated synccheck:cuda-emulated}; do
   tool=${pair%%:*} target=${pair#*:}
   skip=()
   [ "$tool" = racecheck ] && skip=("${RACECHECK_SKIP[@]}")

@@ -5,10 +5,13 @@ use xbarrier::{Backend, BackendKind, Buffer, Device, Module, Result, Variant};
 
 /// The bench bundle loaded on one device.
 pub(crate) struct Images<B: Backend> {
-    /// The native image: xb barriers on the mbarrier hardware on sm_90 (unchecked builds).
+    /// The native image: xb barriers on the mbarrier hardware on sm_90 (release builds).
     pub native: Module<B>,
     /// The emulated image (the portable protocol on CUDA); `Err` says why there is none.
     pub emulated: std::result::Result<Module<B>, String>,
+    /// xb's round trips as checked device code, in release builds (a checked build's own rows
+    /// are checked code); `Err` says why it did not load.
+    pub checked: Option<std::result::Result<Module<B>, String>>,
 }
 
 impl<B: Backend> Images<B> {
@@ -23,7 +26,9 @@ impl<B: Backend> Images<B> {
         } else {
             Err(format!("the {} backend has one image, the protocol", B::KIND))
         };
-        Ok(Images { native, emulated })
+        let checked = (!xbarrier::CHECKED)
+            .then(|| crate::checked_bundle().and_then(|bundle| device.load(&bundle)).map_err(|e| e.to_string()));
+        Ok(Images { native, emulated, checked })
     }
 }
 

@@ -5,7 +5,7 @@
 //!
 //! | benchmark | xb | baselines | value |
 //! | --- | --- | --- | --- |
-//! | [`round-trip`](Benchmark::RoundTrip) | `arrive_and_wait`, native and emulated images, with and without a completion function | raw `mbarrier` PTX, CCCL `cuda::barrier` (with and without a completion function), `__syncthreads`, one-word counter barriers | cycles per phase |
+//! | [`round-trip`](Benchmark::RoundTrip) | `arrive_and_wait`, native and emulated images, with and without a completion function; checked device code | raw `mbarrier` PTX, CCCL `cuda::barrier` (with and without a completion function), `__syncthreads`, one-word counter barriers | cycles per phase |
 //! | round-trip, host backend | `arrive_and_wait`, one block | C++20 `std::barrier`, Rust `std::sync::Barrier` (OS threads) | ns per phase |
 //! | [`reduction`](Benchmark::Reduction) | bulk loads + full/empty barriers | the same pipeline in raw PTX, a grid-stride kernel | GB/s read |
 //! | [`copy`](Benchmark::Copy) | bulk loads + bulk stores | `cudaMemcpy` device to device | GB/s read + written |
@@ -13,7 +13,8 @@
 //! | [`message-passing`](Benchmark::MessagePassing) | a flag in plain memory between two blocks, polled with `__nanosleep` | – | ns per message |
 //!
 //! Targets (release builds, CUDA): native round trip <= raw PTX; emulated round trip and
-//! round trips with a completion function <= CCCL with a completion function; reduction >=
+//! round trips with a completion function <= CCCL with a completion function; checked round
+//! trip <= 10x the release one (every backend); reduction >=
 //! the raw-PTX pipeline; copy >= 0.93x `cudaMemcpy`; grid barrier <= 0.95x `grid.sync`. On
 //! the host backend: round trip <= C++20 `std::barrier`; message passing <= 100 µs per message
 //! (10^4 messages per second).
@@ -44,4 +45,9 @@ pub use suite::run;
 /// The benchmark kernels (every backend this build enabled).
 pub fn bundle() -> xbarrier::Result<xbarrier::KernelBundle> {
     xbarrier::kernel_bundle!("bench")
+}
+
+/// xb's round-trip kernels compiled as checked device code, in every build.
+pub fn checked_bundle() -> xbarrier::Result<xbarrier::KernelBundle> {
+    xbarrier::kernel_bundle!("bench_checked")
 }

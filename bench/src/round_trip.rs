@@ -35,10 +35,23 @@ struct Implementation<'a, B: Backend> {
     against: Option<(&'static str, Option<Target>)>,
 }
 
+/// Checked device code is held to this many times the release round trip.
+const CHECKED_AT_MOST: f64 = 10.0;
+
 fn implementations<'a, B: Backend>(device: &Device<B>, images: &'a Images<B>) -> Vec<Implementation<'a, B>> {
     let native = || Ok(&images.native);
+    // Release builds only: a checked build's own rows are checked code.
+    let checked = |release| {
+        images.checked.as_ref().map(|module| Implementation {
+            name: "xb checked",
+            module: module.as_ref().map_err(Clone::clone),
+            kernel: "xbb_rt_xb",
+            against: Some((release, Some(Target::RatioAtMost(CHECKED_AT_MOST)))),
+        })
+    };
     if B::KIND != BackendKind::Cuda {
-        return vec![Implementation { name: "xb", module: native(), kernel: "xbb_rt_xb", against: None }];
+        let xb = Implementation { name: "xb", module: native(), kernel: "xbb_rt_xb", against: None };
+        return std::iter::once(xb).chain(checked("xb")).collect();
     }
     let raw = || match raw_ptx_missing(B::KIND, &device.info().arch) {
         None => native(),
@@ -46,10 +59,11 @@ fn implementations<'a, B: Backend>(device: &Device<B>, images: &'a Images<B>) ->
     };
     let emulated = || images.emulated.as_ref().map_err(Clone::clone);
     // Targets: the native round trip no slower than raw mbarrier PTX; the emulated one and
-    // both with a completion function no slower than CCCL's software barrier.
+    // both with a completion function no slower than CCCL's software barrier; checked code
+    // within CHECKED_AT_MOST of the release native one.
     let vs_ptx = |target| Some((RAW_PTX, target));
     let vs_cccl = Some((CCCL_COMPLETION, Some(Target::RatioAtMost(1.0))));
-    vec![
+    let mut all = vec![
         Implementation {
             name: "xb native",
             module: native(),
@@ -101,7 +115,9 @@ fn implementations<'a, B: Backend>(device: &Device<B>, images: &'a Images<B>) ->
             kernel: "xbb_rt_counter64",
             against: vs_ptx(None),
         },
-    ]
+    ];
+    all.extend(checked("xb native"));
+    all
 }
 
 /// Runs the round trip at every block size of `config`.
@@ -121,7 +137,7 @@ pub(crate) fn run<B: Backend>(
             if let Some((baseline, target)) = imp.against {
                 row = row.against(baseline, target);
             }
-            if B::KIND == BackendKind::Host {
+            if B::KIND == BackendKind::Host && imp.against.is_none() {
                 // The CPU backend's target: no slower than C++20 std::barrier at every size.
                 row = row.against(CPP_BARRIER, Some(Target::RatioAtMost(1.0)));
             }

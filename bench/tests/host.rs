@@ -73,6 +73,18 @@ fn every_benchmark_runs_correctly_on_the_host() {
         assert_eq!(rust.baseline, Some("xb"));
         assert!(xb.ratio.is_some_and(|r| r > 0.0) && rust.ratio.is_some_and(|r| r > 0.0), "{xb:?} {rust:?}");
         assert_eq!(of("C++20 std::barrier").unit, Unit::Nanoseconds);
+        // Release builds time checked device code against it (within 10x); a checked
+        // build's own rows are checked code, and it has no such row.
+        let checked = report
+            .rows
+            .iter()
+            .find(|r| r.benchmark == Benchmark::RoundTrip && r.config == threads && r.implementation == "xb checked");
+        assert_eq!(checked.is_some(), !xbarrier::CHECKED, "the {threads} `xb checked` row: {checked:?}");
+        if let Some(row) = checked {
+            assert_eq!(row.baseline, Some("xb"));
+            assert_eq!(row.target, Some(xbarrier_bench::Target::RatioAtMost(10.0)));
+            assert!(row.ratio.is_some_and(|r| r > 0.0), "{row:?}");
+        }
     }
     // The copy is compared with memcpy, both measured: a ratio exists.
     let xb_copy = report.rows.iter().find(|r| r.implementation == "xb bulk copy").expect("copy row");
@@ -89,4 +101,14 @@ fn bad_configurations_are_refused_before_anything_runs() {
     config.copy.stages = 1;
     let err = xbarrier_bench::run(&device, &config, &|_: &Row| panic!("nothing may run")).expect_err("refused");
     assert!(err.to_string().contains("copy: 1 stages"), "{err}");
+}
+
+#[test]
+fn the_checked_round_trip_is_checked_device_code() {
+    let bundle = xbarrier_bench::checked_bundle().expect("the bench_checked bundle");
+    assert!(bundle.checked(), "bench_checked must hold checked device code in every build");
+    let device = Device::<Host>::open(0).expect("the host device");
+    let module = device.load(&bundle).expect("loads on the host");
+    assert!(module.checked());
+    module.kernel("xbb_rt_xb").expect("xb's round trip");
 }

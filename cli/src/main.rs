@@ -77,14 +77,16 @@ enum Command {
             Each benchmark runs the xb implementation and its baselines, built into the same binary \
             and run in this process, checks every implementation's results, and reports the median \
             of the timed launches: block barrier round trip (cycles per phase; xb native and \
-            emulated, with and without a completion function, vs raw mbarrier PTX, CCCL \
-            cuda::barrier with and without a completion function, __syncthreads), streaming \
+            emulated, with and without a completion function, and in release builds xb as checked \
+            device code; vs raw mbarrier PTX, CCCL cuda::barrier with and without a completion \
+            function, __syncthreads), streaming \
             reduction (GB/s; xb pipeline vs the same in raw PTX and a grid-stride kernel), streaming \
             copy (GB/s read + written; xb bulk copy vs cudaMemcpy) and grid-wide barrier (ns; xb \
             device-scope barrier vs cooperative groups grid.sync).\n\n\
             Targets (release builds; set from H200 measurements): native round trip <= raw PTX; \
             emulated round trip, and round trips with a completion function, <= CCCL \
-            cuda::barrier with a completion function; reduction >= the raw-PTX pipeline; copy >= \
+            cuda::barrier with a completion function; checked round trip <= 10x the release one \
+            (every backend); reduction >= the raw-PTX pipeline; copy >= \
             0.93x cudaMemcpy; grid barrier <= 0.95x grid.sync. \
             On the host backend the round trip is nanoseconds per phase of one block, against C++20 \
             std::barrier (target: no slower) and Rust's std::sync::Barrier on as many OS threads. \

@@ -31,6 +31,15 @@
 #define XB_DEFAULT_WAIT_TIMEOUT_NS 10000000000ull
 #endif
 
+// Checked CUDA builds meant for compute-sanitizer's racecheck and synccheck: every wait loop
+// sleeps long (up to 1 ms a poll), because under racecheck lanes spinning in wait loops can
+// starve a diverged warp-mate that still has work to do (engine_sm90_checked.hpp, 6.). That
+// makes a round trip ~1000x slower, so it is off by default: build with
+// XBAR_SANITIZER_SLEEPS=1 (the build helper passes it on) to run checked code under a sanitizer.
+#ifndef XB_SANITIZER_SLEEPS
+#define XB_SANITIZER_SLEEPS 0
+#endif
+
 // The CUDA image variant (backend Variant): XB_EMULATED=1 compiles the portable protocol
 // instead of the mbarrier lowering, so AMD's exact protocol runs on NVIDIA hardware.
 #ifndef XB_EMULATED

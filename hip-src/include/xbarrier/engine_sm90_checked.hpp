@@ -50,11 +50,12 @@
 //    completion step to run unscheduled until the others time out. Long sleeps in the loops
 //    made it rare (with short sleeps, half of the launches of a bulk-copy round with a
 //    completion function timed out under racecheck; with long ones, none), and a __syncwarp
-//    meeting point after each call hung instead. So every wait loop of checked CUDA builds
-//    sleeps long: the shadow waits and the protocol's polls of the word (platform
-//    wait_backoff, up to 1 ms), and a try_wait or try_wait_for that returns false (relax,
-//    0-1 ms). Compare-and-swap retries keep the short back-off: a failed CAS means another
-//    thread's CAS landed.
+//    meeting point after each call hung instead. So in sanitizer builds
+//    (XB_SANITIZER_SLEEPS=1, config.hpp) every wait loop sleeps long: the shadow waits and
+//    the protocol's polls of the word (platform wait_backoff, up to 1 ms), and a try_wait
+//    or try_wait_for that returns false (relax, 0-1 ms). Compare-and-swap retries keep the
+//    short back-off: a failed CAS means another thread's CAS landed. Other checked builds
+//    back off as release builds do: the long sleeps made a round trip ~1000x slower.
 //
 // The shadow costs 8 bytes per barrier without a completion function (16 in checked builds
 // against 8 in release builds); with one, the 24 bytes of the native layout.
@@ -94,7 +95,7 @@ struct checked_mbarrier_engine {
     const uint64_t start = platform::now_ns();
     uint32_t iteration = 0;
     while (!mbarrier::try_wait_parity(m, parity)) {
-      platform::wait_backoff(iteration);  // long sleeps (6.); ends the thread once the launch faulted
+      platform::wait_backoff(iteration);  // long sleeps in sanitizer builds (6.); leaves a faulted launch
       const uint64_t elapsed = platform::now_ns() - start, bound = platform::wait_timeout_ns();
       if (bound && elapsed > bound)  // 0: unbounded, as the protocol's waits
         proto::fault(XB_FAULT_WAIT_TIMEOUT, op, w, platform::template load<ms>(w, mem_order::relaxed),

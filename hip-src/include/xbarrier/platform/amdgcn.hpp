@@ -206,7 +206,7 @@ struct amdgcn_platform {
     }
     ++iteration;
   }
-  // Every poll of a wait: the same back-off (cuda.hpp sleeps longer in checked builds, for
+  // Every poll of a wait: the same back-off (cuda.hpp sleeps longer in sanitizer builds, for
   // compute-sanitizer, which has no AMD counterpart).
   static XB_INLINE void wait_backoff(uint32_t& iteration) { backoff(iteration); }
   // A non-blocking probe failed (try_wait): checked builds leave a faulted launch (cuda.hpp).

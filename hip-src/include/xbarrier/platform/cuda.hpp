@@ -174,14 +174,14 @@ struct cuda_platform {
   // word are cheap next to that. Release builds wait with it; checked builds only retry
   // compare-and-swaps with it (wait_backoff).
   static XB_INLINE void backoff(uint32_t& iteration) { sleep_schedule<64, 4, 3>(iteration); }
-  // Every poll of a wait (the protocol's, the checked engine's shadow waits). Checked builds
-  // sleep 32 ns doubling per poll after 8 polls, up to 1 ms, so the extra latency stays below
-  // the time already waited: under compute-sanitizer, lanes spinning in wait loops starved a
-  // diverged warp-mate that had work left (engine_sm90_checked.hpp, 6.). Release builds: the
-  // short back-off. Compare-and-swap retries keep it in checked builds too: 1024 contending
-  // threads that each slept up to 1 ms took minutes per case.
+  // Every poll of a wait (the protocol's, the checked engine's shadow waits): the short
+  // back-off, except in sanitizer builds (XB_SANITIZER_SLEEPS, config.hpp), which sleep 32 ns
+  // doubling per poll after 8 polls, up to 1 ms, so the extra latency stays below the time
+  // already waited (engine_sm90_checked.hpp, 6.). Compare-and-swap retries keep the short
+  // back-off there too: 1024 contending threads that each slept up to 1 ms took minutes per
+  // case.
   static XB_INLINE void wait_backoff(uint32_t& iteration) {
-    if (XB_CHECKED) sleep_schedule<8, 1, 15>(iteration);
+    if (XB_CHECKED && XB_SANITIZER_SLEEPS) sleep_schedule<8, 1, 15>(iteration);
     else backoff(iteration);
   }
   // Both back-offs: `spins` polls, then 32 ns doubling every `per_doubling` polls up to
@@ -196,14 +196,16 @@ struct cuda_platform {
     ++iteration;
   }
   // A non-blocking probe failed (try_wait). Checked builds leave a faulted launch, as the
-  // waits do, or a caller's loop on try_wait would spin past the fault forever; and sleep
-  // 0-1 ms, spread by time and thread, so that such loops are seldom all awake at once
-  // (engine_sm90_checked.hpp, 6.; a caller's loop keeps no back-off state).
+  // waits do, or a caller's loop on try_wait would spin past the fault forever. Sanitizer
+  // builds also sleep 0-1 ms, spread by time and thread, so that such loops are seldom all
+  // awake at once (engine_sm90_checked.hpp, 6.; a caller's loop keeps no back-off state).
   static XB_INLINE void relax() {
     if (XB_CHECKED) {
       if (aborted()) asm volatile("exit;");
-      const uint32_t h = (uint32_t(now_ns() >> 10) ^ (threadIdx.x * 40503u)) * 2654435761u;
-      __nanosleep((h >> 22) * 1000u);
+      if (XB_SANITIZER_SLEEPS) {
+        const uint32_t h = (uint32_t(now_ns() >> 10) ^ (threadIdx.x * 40503u)) * 2654435761u;
+        __nanosleep((h >> 22) * 1000u);
+      }
     }
   }
   static XB_INLINE void notify(uint64_t*) {}
