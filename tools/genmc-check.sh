@@ -93,6 +93,8 @@ CHECKS=(
   "try_wait.checked|try_wait|-DXB_CHECKED=1"
   "try_wait.device|try_wait|-DGM_PROTO=gm::device"
   "direct|direct|"
+  "stale_token|stale_token|"
+  "stale_token.device|stale_token|-DGM_PROTO=gm::device"
 )
 
 # genmc_run MODEL INCLUDE_DIR PROGRAM_DIR PROGRAM FLAGS: runs GenMC once and sets RESULT (ok,
@@ -230,6 +232,12 @@ sub('    P::template after_poll<ms>();\n    return true;\n', '    return true;\n
   # a successful try_wait_for skips after_poll
   "try-wait-for-no-fence|include/xbarrier/protocol.hpp|try_wait|
 sub('        P::template after_poll<ms>();\n        return true;\n', '        return true;\n')"
+  # a token's phase is taken from the count read after the arrival whenever the reads agree
+  "token-phase-after|include/xbarrier/phase_count.hpp|stale_token|
+sub(': (c2 & 1) == uint64_t(parity) ? token_phase{c2, true}', ': true ? token_phase{c2, true}')"
+  # a token is stale when the count is two past it, whatever the word's parity
+  "stale-ignores-parity|include/xbarrier/phase_count.hpp|stale_token|
+sub('(int64_t(c - phase) == 2 && (phase & 1) == uint64_t(word_parity))', '(int64_t(c - phase) == 2)')"
   # direct layout: the first arrival arms with E after its own drop
   "direct-arm-after-drop|include/xbarrier/protocol.hpp|direct|
 sub('now = P::template fetch_add<ms>(w, armed(expected_of(old)), arm_order) + armed(expected_of(old));', 'now = P::template fetch_add<ms>(w, armed(expected_of(now)), arm_order) + armed(expected_of(now));')"

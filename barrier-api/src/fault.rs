@@ -41,6 +41,9 @@ pub enum FaultKind {
     CopyAlign,
     /// A copy whose source and destination overlap.
     CopyOverlap,
+    /// A wait on a token two or more phases old (`value`: the token's phase, `limit`: the
+    /// earliest phase the barrier can be in).
+    StaleToken,
     /// A code this build does not know.
     Unknown(u32),
 }
@@ -61,6 +64,7 @@ impl FaultKind {
             10 => FaultKind::CopyArgs,
             11 => FaultKind::CopyAlign,
             12 => FaultKind::CopyOverlap,
+            13 => FaultKind::StaleToken,
             other => FaultKind::Unknown(other),
         }
     }
@@ -80,6 +84,7 @@ impl FaultKind {
             FaultKind::CopyArgs => "XB_FAULT_COPY_ARGS",
             FaultKind::CopyAlign => "XB_FAULT_COPY_ALIGN",
             FaultKind::CopyOverlap => "XB_FAULT_COPY_OVERLAP",
+            FaultKind::StaleToken => "XB_FAULT_STALE_TOKEN",
             FaultKind::Unknown(_) => "unknown",
         }
     }
@@ -317,6 +322,11 @@ impl BarrierFault {
                 r.value, r.limit
             ),
             FaultKind::CopyOverlap => format!("copy of {} bytes: source and destination overlap", r.value),
+            FaultKind::StaleToken => format!(
+                "stale token: it is of phase {}, the barrier is at phase {} or later (a wait takes a token of the \
+                 current or the previous phase only)",
+                r.value, r.limit
+            ),
             FaultKind::Unknown(code) => format!("unknown fault code {code}"),
         }
     }
@@ -366,7 +376,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("{name} missing from abi.h"));
             line.split_whitespace().nth(2).and_then(|v| v.parse().ok()).expect("numeric define")
         };
-        for code in 1..=12 {
+        for code in 1..=13 {
             let kind = FaultKind::from_code(code);
             assert_eq!(define(kind.abi_name()), code, "{kind:?}");
         }

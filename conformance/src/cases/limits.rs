@@ -22,8 +22,9 @@ fn max<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     // function CCCL documents ptrdiff max; here the counts share one 64-bit word, so it is
     // int32 max as well. Thread scope is block scope's, as CUDA makes it without a completion
     // function (docs/porting-cuda-barrier.md, "What differs from CUDA"). Sizes: the mbarrier's
-    // 8 bytes (16 in checked builds of the default variant on sm_90, which add a shadow
-    // mbarrier: engine_sm90_checked.hpp); three words and a pointer-sized completion function.
+    // 8 bytes (plus 8 in checked builds of the default variant on sm_90, which add a shadow
+    // mbarrier: engine_sm90_checked.hpp); three words and a pointer-sized completion function;
+    // every checked build adds the 8-byte phase count (phase_count.hpp).
     let info = ctx.device.info();
     let sm90_or_later = info.arch.strip_prefix("sm_").and_then(|n| n.parse::<u32>().ok()).is_some_and(|n| n >= 90);
     // The host backend gets the same engine on a software mbarrier with XB_SHADOW_MODEL=1.
@@ -34,7 +35,9 @@ fn max<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
             BackendKind::Host => host_model,
             _ => false,
         };
-    let want = [block, block - 1, block, int32, int32, int32, if shadowed { 16 } else { 8 }, 32, block - 1];
+    let phase_count = if ctx.module.checked() { 8 } else { 0 };
+    let shadow = if shadowed { 8 } else { 0 };
+    let want = [block, block - 1, block, int32, int32, int32, 8 + shadow + phase_count, 32 + phase_count, block - 1];
     let names = [
         "block",
         "block+completion",
@@ -51,7 +54,10 @@ fn max<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
             return Err(format!("{name}: got {got}, want {want}"));
         }
     }
-    Ok(Pass(format!("block/thread 2^20-1 (2^20-2 with completion), device/system 2^31-1, {} and 32 bytes", want[6])))
+    Ok(Pass(format!(
+        "block/thread 2^20-1 (2^20-2 with completion), device/system 2^31-1, {} and {} bytes",
+        want[6], want[7]
+    )))
 }
 
 fn dynamic_shared<B: Backend>(ctx: &Ctx<B>) -> CaseResult {

@@ -64,6 +64,9 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
         misuse("drop_when_nobody_expected", |c| {
             expect_fault(c, "xbm_drop_when_empty", &[], FaultKind::DropEmpty, BarrierOp::ArriveAndDrop)
         }),
+        misuse("stale_token_wait", |c| expect_stale(c, "xbm_stale_token_wait", 2)),
+        misuse("stale_token_try_wait", |c| expect_stale(c, "xbm_stale_token_try_wait", 2)),
+        misuse("stale_token_try_wait_for", |c| expect_stale(c, "xbm_stale_token_try_wait_for", 3)),
         misuse("deadlock_is_reported", deadlock::<B>),
     ]
 }
@@ -97,6 +100,16 @@ fn expect_fault<B: Backend>(
         return Err(format!("{kernel}: fault attributed to the wrong thread: {fault}"));
     }
     Ok(Pass(fault.to_string()))
+}
+
+/// A wait on a token of phase 0 while the barrier is at phase `at`.
+fn expect_stale<B: Backend>(ctx: &Ctx<B>, kernel: &str, at: i64) -> CaseResult {
+    let pass = expect_fault(ctx, kernel, &[], FaultKind::StaleToken, BarrierOp::Wait)?;
+    let wanted = format!("it is of phase 0, the barrier is at phase {at} or later");
+    if !pass.0.contains(&wanted) {
+        return Err(format!("{kernel}: the report should say \"{wanted}\": {}", pass.0));
+    }
+    Ok(pass)
 }
 
 fn tx_on_global<B: Backend>(ctx: &Ctx<B>) -> CaseResult {

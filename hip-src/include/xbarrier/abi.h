@@ -24,6 +24,7 @@
 #define XB_FAULT_COPY_ARGS 10     /* memcpy_async_tx: size too large, or a pointer in the wrong memory */
 #define XB_FAULT_COPY_ALIGN 11    /* a copy's pointers or size break its alignment (limit: the alignment) */
 #define XB_FAULT_COPY_OVERLAP 12  /* a copy's source and destination overlap */
+#define XB_FAULT_STALE_TOKEN 13   /* a wait on a token two or more phases old (value: its phase) */
 
 /* Which call it was (xb_fault_record.op). */
 #define XB_OP_INIT 1

@@ -7,6 +7,7 @@
 
 #include "abi.h"
 #include "engine.hpp"
+#include "phase_count.hpp"
 #include "platform.hpp"
 #include "protocol.hpp"
 
@@ -37,15 +38,30 @@ struct time_point {
 
 // What arrive() returns: the barrier state at the arrival (the mbarrier state on the native
 // path). parity() is the parity of the phase the arrival was counted in (an extension).
+// Checked builds also carry the phase's number where the arrival could tell it
+// (phase_count.hpp), so that a wait on a stale token is reported.
 class arrival_token {
  public:
   arrival_token() = default;
   XB_INLINE explicit constexpr arrival_token(uint64_t state) : state_(state) {}
+  XB_INLINE constexpr arrival_token(uint64_t state, detail::token_phase phase) : state_(state) {
+#if XB_CHECKED
+    phase_ = phase;
+#else
+    (void)phase;
+#endif
+  }
   XB_INLINE constexpr bool parity() const { return detail::parity_of_token(state_); }
   XB_INLINE constexpr uint64_t state() const { return state_; }
+#if XB_CHECKED
+  XB_INLINE constexpr detail::token_phase phase() const { return phase_; }
+#endif
 
  private:
   uint64_t state_ = 0;
+#if XB_CHECKED
+  detail::token_phase phase_ = {0, false};
+#endif
 };
 
 namespace detail {
@@ -66,6 +82,32 @@ struct completion_slot<F, false> {
   F f_;
 };
 
+// The completion function as the engines run it: the user's, and in checked builds with
+// the barrier's phase count stored before it (phase_count.hpp). 8 bytes more per barrier
+// in checked builds.
+template <class F, thread_scope Scope, bool Counted = XB_CHECKED>
+struct step_slot : completion_slot<F> {
+  step_slot() = default;
+  XB_INLINE explicit step_slot(const F& f) : completion_slot<F>(f) {}
+  XB_INLINE F& steps() { return this->completion(); }
+  XB_INLINE const uint64_t* phases() const { return nullptr; }
+  XB_INLINE void reset_phases() {}
+};
+template <class F, thread_scope Scope>
+struct step_slot<F, Scope, true> : completion_slot<F> {
+  using count = phase_count<platform, Scope>;
+  step_slot() = default;
+  XB_INLINE explicit step_slot(const F& f) : completion_slot<F>(f) {}
+  XB_INLINE step_slot& steps() { return *this; }
+  XB_INLINE const uint64_t* phases() const { return &phases_; }
+  XB_INLINE void reset_phases() { count::reset(&phases_); }
+  XB_INLINE void operator()() {
+    count::count(&phases_);
+    this->completion()();
+  }
+  uint64_t phases_;
+};
+
 struct barrier_access;
 
 // A block-scope barrier with a completion function has three words: the native CUDA
@@ -74,8 +116,9 @@ struct barrier_access;
 // lowering's gate takes one count), so portable code sees one barrier type. The exception:
 // checked sm_90 device code gives a block-scope barrier without one a second word, its
 // shadow mbarrier (engine_sm90_checked.hpp), so there it has 16 bytes, 8 in the host pass and on
-// sm_80. A barrier lives in shared memory, declared by device code, which is compiled per
-// target; nothing outside it may rely on its size.
+// sm_80; and every checked build adds the phase count (step_slot). A barrier lives in shared
+// memory, declared by device code, which is compiled per target; nothing outside it may rely
+// on its size.
 template <thread_scope Scope, class Completion>
 struct state_words {
   static constexpr bool gated =
@@ -86,8 +129,9 @@ struct state_words {
 }  // namespace detail
 
 template <thread_scope Scope, class Completion = empty_completion>
-class barrier : private detail::completion_slot<Completion> {
-  using slot = detail::completion_slot<Completion>;
+class barrier : private detail::step_slot<Completion, Scope> {
+  using slot = detail::step_slot<Completion, Scope>;
+  using phase_counter = detail::phase_count<detail::platform, Scope>;
   using proto = detail::protocol<detail::platform, Scope>;
   using engine = typename detail::engine_for<Scope, Completion>::type;
   friend struct detail::barrier_access;
@@ -103,6 +147,7 @@ class barrier : private detail::completion_slot<Completion> {
   // Explicit, as the standard barrier's: `barrier b = 5;` is not a barrier of 5.
   XB_INLINE explicit barrier(ptrdiff_t expected, Completion completion = Completion()) : slot(completion) {
     engine::init(state_, expected, max());
+    this->reset_phases();
   }
 
   // Constructs the completion function in place: the barrier itself is trivially constructed
@@ -110,16 +155,24 @@ class barrier : private detail::completion_slot<Completion> {
   XB_INLINE friend void init(barrier* b, ptrdiff_t expected, Completion completion = Completion()) {
     detail::platform::construct_copy(b->completion_storage(), completion);
     engine::init(b->state_, expected, max());
+    b->reset_phases();
   }
 
   [[nodiscard]] XB_INLINE arrival_token arrive(ptrdiff_t update = 1) {
-    return arrival_token(engine::arrive(state_, update, this->completion()));
+    return counted([&] { return engine::arrive(state_, update, this->steps()); });
   }
-  XB_INLINE void wait(arrival_token&& token) const { waits::wait(state_, token.state(), step()); }
+  XB_INLINE void wait(arrival_token&& token) const {
+    check_token(token);
+    waits::wait(state_, token.state(), step());
+  }
   XB_INLINE void wait_parity(bool parity) const { waits::wait_parity(state_, parity, step()); }
-  [[nodiscard]] XB_INLINE bool try_wait(arrival_token&& token) const { return waits::test(state_, token.state(), step()); }
+  [[nodiscard]] XB_INLINE bool try_wait(arrival_token&& token) const {
+    check_token(token);
+    return waits::test(state_, token.state(), step());
+  }
   [[nodiscard]] XB_INLINE bool try_wait_parity(bool parity) const { return waits::test_parity(state_, parity, step()); }
   [[nodiscard]] XB_INLINE bool try_wait_for(arrival_token&& token, nanoseconds timeout) const {
+    check_token(token);
     return waits::wait_for(state_, token.state(), timeout.ns < 0 ? 0 : uint64_t(timeout.ns), step());
   }
   [[nodiscard]] XB_INLINE bool try_wait_parity_for(bool parity, nanoseconds timeout) const {
@@ -141,8 +194,8 @@ class barrier : private detail::completion_slot<Completion> {
   [[nodiscard]] XB_INLINE bool try_wait_parity_until(bool parity, const TimePoint& deadline) const {
     return try_wait_parity_for(parity, nanoseconds(deadline - Clock::now()));
   }
-  XB_INLINE void arrive_and_wait() { engine::arrive_and_wait(state_, this->completion()); }
-  XB_INLINE void arrive_and_drop() { engine::arrive_and_drop(state_, this->completion()); }
+  XB_INLINE void arrive_and_wait() { engine::arrive_and_wait(state_, this->steps()); }
+  XB_INLINE void arrive_and_drop() { engine::arrive_and_drop(state_, this->steps()); }
 
   XB_HOST_DEVICE static constexpr ptrdiff_t max() noexcept {
     return detail::state_words<Scope, Completion>::gated ? proto::max_count - 1 : proto::max_count;
@@ -155,9 +208,33 @@ class barrier : private detail::completion_slot<Completion> {
     return deadline.ns > now ? int64_t(deadline.ns - now) : 0;
   }
   XB_INLINE Completion& completion_storage() { return this->completion(); }
-  // The completion function for a wait that may run a phase's step (the waits are const,
-  // as CUDA's, but a step is the barrier's own work).
-  XB_INLINE Completion& step() const { return const_cast<barrier*>(this)->completion(); }
+  // The completion step for a wait that may run a phase's step (the waits are const, as
+  // CUDA's, but a step is the barrier's own work).
+  XB_INLINE auto& step() const { return const_cast<barrier*>(this)->steps(); }
+
+  // The token of an arrival (`arrive` returns the engine's state); checked builds read the
+  // phase count around it, to number the token's phase (phase_count.hpp).
+  template <class Arrive>
+  XB_INLINE arrival_token counted(Arrive arrive) {
+    if (!XB_CHECKED) return arrival_token(arrive());
+    const uint64_t before = phase_counter::read(this->phases());
+    const uint64_t state = arrive();
+    return arrival_token(state, phase_counter::of_arrival(before, phase_counter::read(this->phases()), detail::parity_of_token(state)));
+  }
+  // Checked builds: a wait on a token two or more phases old is a fault, at once.
+  XB_INLINE void check_token(const arrival_token& token) const {
+#if XB_CHECKED
+    const detail::token_phase t = token.phase();
+    if (!t.known) return;
+    const uint64_t c = phase_counter::read(this->phases());
+    const uint64_t s = detail::platform::template load<proto::ms>(state_, detail::mem_order::acquire);
+    if (phase_counter::stale(t.phase, c, proto::W::parity(s)))
+      proto::fault(XB_FAULT_STALE_TOKEN, XB_OP_WAIT, state_, s, int64_t(t.phase),
+                   int64_t(phase_counter::at_least(c, proto::W::parity(s))));
+#else
+    (void)token;
+#endif
+  }
 
   // The barrier words (the first is the mbarrier object on the native path).
   alignas(8) uint64_t state_[detail::state_words<Scope, Completion>::value];
@@ -167,8 +244,11 @@ namespace detail {
 struct barrier_access {
   template <thread_scope S, class C>
   static XB_INLINE uint64_t* word(barrier<S, C>& b) { return b.state_; }
+  // The completion step as the engines run it (with the phase count in checked builds).
   template <thread_scope S, class C>
-  static XB_INLINE C& completion(barrier<S, C>& b) { return b.completion(); }
+  static XB_INLINE auto& completion(barrier<S, C>& b) { return b.steps(); }
+  template <thread_scope S, class C, class Arrive>
+  static XB_INLINE arrival_token counted(barrier<S, C>& b, Arrive arrive) { return b.counted(arrive); }
 };
 
 // The tx functions are valid only on block-scope barriers in shared memory (cuda::barrier's
@@ -226,8 +306,10 @@ template <thread_scope S, class C>
     proto::fault(XB_FAULT_UPDATE_RANGE, XB_OP_ARRIVE_TX, w, *w, arrive_count_update, barrier<S, C>::max());
   detail::check_tx_barrier(b, XB_OP_ARRIVE_TX);
   detail::check_tx_range(b, transaction_count_update, XB_OP_ARRIVE_TX);
-  return arrival_token(detail::engine_for<S, C>::type::arrive_tx(w, arrive_count_update, transaction_count_update,
-                                                                 detail::barrier_access::completion(b)));
+  return detail::barrier_access::counted(b, [&] {
+    return detail::engine_for<S, C>::type::arrive_tx(w, arrive_count_update, transaction_count_update,
+                                                     detail::barrier_access::completion(b));
+  });
 }
 
 // Raise the tx-count of the current phase (cuda::device::barrier_expect_tx).

@@ -154,7 +154,7 @@ struct checked_mbarrier_engine {
       *ran = true;
       const bool parity = proto::W::parity(platform::template load<ms>(w, mem_order::relaxed));
       shadow_wait(w, shadow(w), parity, op);
-      if (!Step) return;
+      if (!Step) return f();  // the empty function with the phase count (phase_count.hpp)
       shadow_wait(w, step_barrier(w), !parity, op);
       f();
       (void)mbarrier::arrive(step_barrier(w), 1);

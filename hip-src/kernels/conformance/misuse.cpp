@@ -156,6 +156,43 @@ XB_KERNEL void xbm_drop_when_empty(unsigned fb, unsigned ft) {
 // Every thread waits for one arrival more than the block has: a deadlock, which checked
 // builds turn into a fault with the barrier's state once the wait bound passes. All threads
 // have arrived before anyone waits, so the state is exactly "1 pending".
+// A token two phases old: with an expected count of 1 each arrival completes a phase, so the
+// barrier is at phase 2 when the token of phase 0 is waited on. Its parity is the phase in
+// progress, so the hardware would wait for phase 2 to end; checked builds report it at once.
+XB_KERNEL void xbm_stale_token_wait(unsigned fb, unsigned ft) {
+  __shared__ block_barrier bar;
+  if (culprit(fb, ft)) {
+    init(&bar, 1);
+    auto t0 = bar.arrive();
+    (void)bar.arrive();
+    bar.wait(static_cast<xb::arrival_token&&>(t0));
+  }
+}
+
+// The same through try_wait, with a completion function (on sm_90 checked builds the engine
+// that runs it), and the token from barrier_arrive_tx.
+XB_KERNEL void xbm_stale_token_try_wait(unsigned fb, unsigned ft) {
+  __shared__ xb::barrier<xb::thread_scope_block, no_op> bar;
+  if (culprit(fb, ft)) {
+    init(&bar, 1, no_op{});
+    auto t0 = xb::device::barrier_arrive_tx(bar, 1, 0);
+    (void)bar.arrive();
+    (void)bar.try_wait(static_cast<xb::arrival_token&&>(t0));
+  }
+}
+
+// Device scope (the wide layout), three phases on, through try_wait_for.
+XB_KERNEL void xbm_stale_token_try_wait_for(unsigned fb, unsigned ft) {
+  __shared__ xb::barrier<xb::thread_scope_device> bar;
+  if (culprit(fb, ft)) {
+    init(&bar, 1);
+    auto t0 = bar.arrive();
+    (void)bar.arrive();
+    (void)bar.arrive();
+    (void)bar.try_wait_for(static_cast<xb::arrival_token&&>(t0), xb::nanoseconds(1000));
+  }
+}
+
 XB_KERNEL void xbm_deadlock() {
   __shared__ block_barrier bar;
   if (threadIdx.x == 0) init(&bar, xbc::block_threads() + 1);

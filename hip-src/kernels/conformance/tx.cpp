@@ -301,11 +301,11 @@ XB_INLINE unsigned shared_in_template(const unsigned* src) {
     mark = blockIdx.x + K;
   }
   __syncthreads();
+  // The expect before thread 0's own arrival: the phase cannot end without the bytes (after
+  // it, the other threads' arrivals could have ended the phase with tx 0 already).
+  if (t == 0) xb::device::barrier_expect_tx(bar, 16);
   xb::arrival_token token = bar.arrive();
-  if (t == 0) {
-    xb::device::barrier_expect_tx(bar, 16);
-    xb::device::memcpy_async_tx(tile, src, xb::aligned_size_t<16>(16), bar);
-  }
+  if (t == 0) xb::device::memcpy_async_tx(tile, src, xb::aligned_size_t<16>(16), bar);
   bar.wait(static_cast<xb::arrival_token&&>(token));
   const unsigned seen = tile[blockIdx.x % 4] + mark;
   __syncthreads();  // everyone has read before the next use of the block's variables
