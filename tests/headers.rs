@@ -8,7 +8,7 @@
 //! | target | compiler and flags |
 //! | --- | --- |
 //! | host | `$CXX` or `g++ -std=c++17 -fsyntax-only` (checked: with `XB_SHADOW_MODEL=1`, the checked engine on the mbarrier model) |
-//! | cuda | `nvcc -std=c++17 -x cu -arch=sm_90 -c -o /dev/null` (host and device pass) |
+//! | cuda | `nvcc -std=c++17 -x cu -arch=sm_90 -c -o /dev/null` (host and device pass; checked: with `XB_SANITIZER=1`, the checked engine with its shadow mbarriers) |
 //! | amdgpu | `$HIP_CLANG` or `clang-19 -std=c++17 -x hip --cuda-device-only -nogpuinc -nogpulib --offload-arch=gfx90a -fsyntax-only` |
 //!
 //! The rule for which header is for which target: `platform/host*.hpp` is the host's,
@@ -240,10 +240,15 @@ fn headers() -> Vec<String> {
     out
 }
 
-/// The build flavours each header compiles in: its trial label and defines.
+/// The build flavours each header compiles in: its trial label and defines. Checked builds
+/// compile the checked sm_90 engine: on the host over its software mbarrier, on CUDA as the
+/// sanitizer build (`XB_SANITIZER=1`).
 fn builds(target: Target) -> [(&'static str, &'static [&'static str]); 2] {
-    let checked: &'static [&'static str] =
-        if target == Target::Host { &["XB_CHECKED=1", "XB_SHADOW_MODEL=1"] } else { &["XB_CHECKED=1"] };
+    let checked: &'static [&'static str] = match target {
+        Target::Host => &["XB_CHECKED=1", "XB_SHADOW_MODEL=1"],
+        Target::Cuda => &["XB_CHECKED=1", "XB_SANITIZER=1"],
+        Target::Amdgpu => &["XB_CHECKED=1"],
+    };
     [("release", &["XB_CHECKED=0"]), ("checked", checked)]
 }
 

@@ -20,10 +20,10 @@ newest() {
   [ -n "$newest" ] || { echo "no $2 test binary under target/$1/deps" >&2; return 1; }
   printf '%s\n' "$newest"
 }
-# Checked code for compute-sanitizer sleeps long in its wait loops (XB_SANITIZER_SLEEPS):
-# device-run-checked.sh runs this build under racecheck and synccheck. The plain checked
-# build is rebuilt after it (the variable is a rerun trigger).
-XBAR_SANITIZER_SLEEPS=1 cargo build --tests --features cuda --test conformance
+# Checked code for compute-sanitizer (XB_SANITIZER: shadow mbarriers, long sleeps in the
+# wait loops): device-run-checked.sh runs this build under racecheck and synccheck. The
+# plain checked build is rebuilt after it (the variable is a rerun trigger).
+XBAR_SANITIZER=1 cargo build --tests --features cuda --test conformance
 cp "$(newest debug conformance)" "$BIN/conformance-checked-sanitizer"
 cargo build --tests --features cuda --test conformance --test misuse
 cp "$(newest debug conformance)" "$BIN/conformance-checked"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/device-run-checked.sh - checked CUDA builds on a GPU machine: the conformance and
-# misuse suites, then every conformance case of the sanitizer build (long sleeps in the wait
-# loops, XB_SANITIZER_SLEEPS) under compute-sanitizer racecheck (one process
+# misuse suites, then every conformance case of the sanitizer build (XB_SANITIZER: shadow
+# mbarriers, long sleeps in the wait loops) under compute-sanitizer racecheck (one process
 # per case, PARALLEL at a time, each case PASSES times) and the suite under synccheck, with
 # the repetitions divided by CHECKED_REPS_DIVISOR (conformance/src/harness.rs). Build with
 # tools/device-build.sh; on the GPU machine, from the repository root:

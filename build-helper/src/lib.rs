@@ -286,9 +286,9 @@ impl Kernels {
     fn common_flags(&self, cmd: &mut Command, meta: &XbarrierMetadata, checked: bool) {
         cmd.arg(format!("-DXB_CHECKED={}", u8::from(checked))).arg("-I").arg(&meta.include);
         // Checked code meant for compute-sanitizer sleeps long in its wait loops (config.hpp).
-        rerun_if_env_changed("XBAR_SANITIZER_SLEEPS");
-        if std::env::var("XBAR_SANITIZER_SLEEPS").is_ok_and(|v| v == "1") {
-            cmd.arg("-DXB_SANITIZER_SLEEPS=1");
+        rerun_if_env_changed("XBAR_SANITIZER");
+        if std::env::var("XBAR_SANITIZER").is_ok_and(|v| v == "1") {
+            cmd.arg("-DXB_SANITIZER=1");
         }
         // Extra device-code defines for experiments, e.g. XBAR_DEVICE_DEFINES="XB_DEFAULT_WAIT_TIMEOUT_NS=2000000000".
         rerun_if_env_changed("XBAR_DEVICE_DEFINES");

@@ -10,8 +10,8 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
 }
 
 fn max<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
-    let out = ctx.device.alloc::<i64>(9).map_err(|e| e.to_string())?;
-    // SAFETY: `xbc_max(long long* out)`; out has 9 slots.
+    let out = ctx.device.alloc::<i64>(10).map_err(|e| e.to_string())?;
+    // SAFETY: `xbc_max(long long* out)`; out has 10 slots.
     launched(unsafe { ctx.launch("xbc_max", LaunchConfig::new(1, 1), &[out.arg()]) }, "xbc_max")?;
     let got = out.download().map_err(|e| e.to_string())?;
     let block = (1i64 << 20) - 1;
@@ -22,19 +22,22 @@ fn max<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     // function CCCL documents ptrdiff max; here the counts share one 64-bit word, so it is
     // int32 max as well. Thread scope is block scope's, as CUDA makes it without a completion
     // function (docs/porting-cuda-barrier.md, "What differs from CUDA"). Sizes: the mbarrier's
-    // 8 bytes (plus 8 in checked builds of the default variant on sm_90, which add a shadow
-    // mbarrier: engine_sm90_checked.hpp); three words and a pointer-sized completion function;
+    // 8 bytes (plus 8 where the kernel says block barriers have a shadow mbarrier: sanitizer
+    // builds of the default variant on sm_90, engine_sm90_checked.hpp, and checked host
+    // builds with XB_SHADOW_MODEL=1); three words and a pointer-sized completion function;
     // every checked build adds the 8-byte phase count (phase_count.hpp).
     let info = ctx.device.info();
     let sm90_or_later = info.arch.strip_prefix("sm_").and_then(|n| n.parse::<u32>().ok()).is_some_and(|n| n >= 90);
-    // The host backend gets the same engine on a software mbarrier with XB_SHADOW_MODEL=1.
-    let host_model = option_env!("XBAR_DEVICE_DEFINES").is_some_and(|d| d.contains("XB_SHADOW_MODEL=1"));
-    let shadowed = ctx.module.checked()
+    let shadowed = got[9] != 0;
+    let shadow_possible = ctx.module.checked()
         && match B::KIND {
             BackendKind::Cuda => ctx.module.variant() == Variant::Default && sm90_or_later,
-            BackendKind::Host => host_model,
+            BackendKind::Host => true,
             _ => false,
         };
+    if shadowed && !shadow_possible {
+        return Err(format!("a shadow mbarrier where none can be ({}, {:?})", info.arch, ctx.module.variant()));
+    }
     let phase_count = if ctx.module.checked() { 8 } else { 0 };
     let shadow = if shadowed { 8 } else { 0 };
     let want = [block, block - 1, block, int32, int32, int32, 8 + shadow + phase_count, 32 + phase_count, block - 1];

@@ -31,13 +31,16 @@
 #define XB_DEFAULT_WAIT_TIMEOUT_NS 10000000000ull
 #endif
 
-// Checked CUDA builds meant for compute-sanitizer's racecheck and synccheck: every wait loop
-// sleeps long (up to 1 ms a poll), because under racecheck lanes spinning in wait loops can
-// starve a diverged warp-mate that still has work to do (engine_sm90_checked.hpp, 6.). That
-// makes a round trip ~1000x slower, so it is off by default: build with
-// XBAR_SANITIZER_SLEEPS=1 (the build helper passes it on) to run checked code under a sanitizer.
-#ifndef XB_SANITIZER_SLEEPS
-#define XB_SANITIZER_SLEEPS 0
+// Sanitizer builds: checked CUDA code meant for compute-sanitizer's racecheck and synccheck,
+// which order shared memory through hardware barriers only, not through atomics on a word.
+// On sm_90 every block-scope barrier's protocol is mirrored on shadow mbarriers
+// (engine_sm90_checked.hpp), whose arrivals take one compare-and-swap per thread, and every
+// wait loop sleeps long (up to 1 ms a poll), because under racecheck lanes spinning in wait
+// loops can starve a diverged warp-mate that still has work to do. A round trip then costs
+// thousands of times a release one, so it is off by default: build with XBAR_SANITIZER=1
+// (the build helper passes it on) to run checked code under a sanitizer.
+#ifndef XB_SANITIZER
+#define XB_SANITIZER 0
 #endif
 
 // The CUDA image variant (backend Variant): XB_EMULATED=1 compiles the portable protocol
@@ -62,13 +65,14 @@
 #define XB_NATIVE_MBARRIER 0
 #endif
 
-// Checked builds of the native variant on sm_90: the protocol checks every block-scope
+// Sanitizer builds of the native variant on sm_90: the protocol checks every block-scope
 // barrier in shared memory, and shadow mbarriers carry its synchronization, so that
 // compute-sanitizer's racecheck and synccheck, which model mbarriers and not atomics on a
-// word, see what orders the data (engine_sm90_checked.hpp).
+// word, see what orders the data (engine_sm90_checked.hpp). Other checked builds run the
+// checked protocol alone.
 // XB_SHADOW_MODEL=1 runs the same engine in checked host builds, on a software model of
 // the mbarrier (platform/host_mbarrier_model.hpp), to test its logic without a GPU.
-#if XB_MBARRIER_ISA && XB_CHECKED && !XB_EMULATED
+#if XB_MBARRIER_ISA && XB_CHECKED && XB_SANITIZER && !XB_EMULATED
 #define XB_CHECKED_MBARRIER 1
 #elif defined(XB_PLATFORM_HOST) && defined(XB_SHADOW_MODEL) && XB_SHADOW_MODEL && XB_CHECKED
 #define XB_CHECKED_MBARRIER 1

@@ -1,5 +1,5 @@
-// xbarrier/engine_sm90_checked.hpp - the engine of CUDA sm_90 checked builds
-// (XB_CHECKED_MBARRIER): block-scope barriers in shared memory run the checked protocol, and
+// xbarrier/engine_sm90_checked.hpp - the engine of CUDA sm_90 sanitizer builds (checked,
+// XB_SANITIZER=1; XB_CHECKED_MBARRIER): block-scope barriers in shared memory run the checked protocol, and
 // shadow mbarriers carry its synchronization. compute-sanitizer's racecheck orders
 // shared-memory accesses through hardware barriers only (bar.sync, mbarrier), not through
 // atomics on a word, so on the protocol alone it reports every hand-over of data as a race.
@@ -50,12 +50,11 @@
 //    completion step to run unscheduled until the others time out. Long sleeps in the loops
 //    made it rare (with short sleeps, half of the launches of a bulk-copy round with a
 //    completion function timed out under racecheck; with long ones, none), and a __syncwarp
-//    meeting point after each call hung instead. So in sanitizer builds
-//    (XB_SANITIZER_SLEEPS=1, config.hpp) every wait loop sleeps long: the shadow waits and
+//    meeting point after each call hung instead. So in sanitizer builds every wait loop
+//    sleeps long: the shadow waits and
 //    the protocol's polls of the word (platform wait_backoff, up to 1 ms), and a try_wait
 //    or try_wait_for that returns false (relax, 0-1 ms). Compare-and-swap retries keep the
-//    short back-off: a failed CAS means another thread's CAS landed. Other checked builds
-//    back off as release builds do: the long sleeps made a round trip ~1000x slower.
+//    short back-off: a failed CAS means another thread's CAS landed.
 //
 // The shadow costs 8 bytes per barrier without a completion function (16 in checked builds
 // against 8 in release builds); with one, the 24 bytes of the native layout.

@@ -32,6 +32,7 @@ XB_KERNEL void xbc_max(long long* out) {
   out[6] = sizeof(xb::barrier<xb::thread_scope_block>);
   out[7] = sizeof(xb::barrier<xb::thread_scope_block, some_completion>);
   out[8] = xb::barrier<xb::thread_scope_thread, some_completion>::max();
+  out[9] = XB_CHECKED_MBARRIER;  // whether block barriers have a shadow mbarrier (sanitizer builds)
 }
 
 // Where xb::dynamic_shared lands after 24 bytes of static shared memory: out[0] is its

@@ -175,13 +175,13 @@ struct cuda_platform {
   // compare-and-swaps with it (wait_backoff).
   static XB_INLINE void backoff(uint32_t& iteration) { sleep_schedule<64, 4, 3>(iteration); }
   // Every poll of a wait (the protocol's, the checked engine's shadow waits): the short
-  // back-off, except in sanitizer builds (XB_SANITIZER_SLEEPS, config.hpp), which sleep 32 ns
+  // back-off, except in sanitizer builds (XB_SANITIZER, config.hpp), which sleep 32 ns
   // doubling per poll after 8 polls, up to 1 ms, so the extra latency stays below the time
   // already waited (engine_sm90_checked.hpp, 6.). Compare-and-swap retries keep the short
   // back-off there too: 1024 contending threads that each slept up to 1 ms took minutes per
   // case.
   static XB_INLINE void wait_backoff(uint32_t& iteration) {
-    if (XB_CHECKED && XB_SANITIZER_SLEEPS) sleep_schedule<8, 1, 15>(iteration);
+    if (XB_CHECKED && XB_SANITIZER) sleep_schedule<8, 1, 15>(iteration);
     else backoff(iteration);
   }
   // Both back-offs: `spins` polls, then 32 ns doubling every `per_doubling` polls up to
@@ -202,7 +202,7 @@ struct cuda_platform {
   static XB_INLINE void relax() {
     if (XB_CHECKED) {
       if (aborted()) asm volatile("exit;");
-      if (XB_SANITIZER_SLEEPS) {
+      if (XB_SANITIZER) {
         const uint32_t h = (uint32_t(now_ns() >> 10) ^ (threadIdx.x * 40503u)) * 2654435761u;
         __nanosleep((h >> 22) * 1000u);
       }
