@@ -208,9 +208,23 @@ impl Lowering {
     /// compiler does not know goes to clang 22, and one neither knows is an error naming
     /// the processors the first one knows.
     pub fn compile(target: Target, variant: Variant, checked: bool) -> Result<Lowering, LowerError> {
-        let ops =
-            if target.is_amd() { amd::compile(target, checked)? } else { nvidia::compile(target, variant, checked)? };
+        let ops = if target.is_amd() {
+            amd::compile(target, checked)?
+        } else {
+            nvidia::compile(target, variant, checked, false)?
+        };
         Ok(Lowering { target, variant, checked, ops })
+    }
+
+    /// Compiles every operation as the checked code built for compute-sanitizer
+    /// (`XBAR_SANITIZER=1`: on sm_90 the checked engine with its shadow mbarriers), for an
+    /// NVIDIA `target`, default variant.
+    pub fn compile_sanitizer(target: Target) -> Result<Lowering, LowerError> {
+        if target.is_amd() {
+            return Err(LowerError::new(format!("{target}: sanitizer builds are CUDA's (compute-sanitizer)")));
+        }
+        let ops = nvidia::compile(target, Variant::Default, true, true)?;
+        Ok(Lowering { target, variant: Variant::Default, checked: true, ops })
     }
 
     /// The code of `op`.

@@ -7,11 +7,17 @@ use std::process::Command;
 use crate::{LowerError, Op, OpCode, Target, Variant, OPS_SOURCE};
 
 /// Compiles every operation for `target`; fails unless each kernel shows up in both forms.
-pub(crate) fn compile(target: Target, variant: Variant, checked: bool) -> Result<Vec<(Op, OpCode)>, LowerError> {
+/// `sanitizer`: the checked code built for compute-sanitizer (`XB_SANITIZER=1`).
+pub(crate) fn compile(
+    target: Target,
+    variant: Variant,
+    checked: bool,
+    sanitizer: bool,
+) -> Result<Vec<(Op, OpCode)>, LowerError> {
     let nvcc = xbarrier_build::find_nvcc().map_err(|e| LowerError::new(e.to_string()))?;
     let cuobjdump = find_cuobjdump(&nvcc)?;
     let dir = scratch_dir(target, variant)?;
-    let result = compile_in(&dir, &nvcc, &cuobjdump, target, variant, checked);
+    let result = compile_in(&dir, &nvcc, &cuobjdump, target, variant, checked, sanitizer);
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
@@ -23,6 +29,7 @@ fn compile_in(
     target: Target,
     variant: Variant,
     checked: bool,
+    sanitizer: bool,
 ) -> Result<Vec<(Op, OpCode)>, LowerError> {
     let source = dir.join("ops.cu");
     std::fs::write(&source, OPS_SOURCE).map_err(|e| LowerError::new(format!("writing {}: {e}", source.display())))?;
@@ -32,6 +39,7 @@ fn compile_in(
             .arg(format!("-arch={arch}"))
             .arg(format!("-DXB_CHECKED={}", u8::from(checked)))
             .arg(format!("-DXB_EMULATED={}", u8::from(variant == Variant::Emulated)))
+            .arg(format!("-DXB_SANITIZER={}", u8::from(sanitizer)))
             .arg("-I")
             .arg(env!("XBARRIER_INCLUDE"));
     };

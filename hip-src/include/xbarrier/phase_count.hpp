@@ -62,10 +62,12 @@ struct phase_count {
   }
 
   // What the completion step adds: C becomes the number of the next phase. Only completers
-  // store C, one per phase, each after the publish the previous one made, so a relaxed load
-  // reads the last store.
+  // store C, one per phase, each after the publish the previous one made, so any load reads
+  // the last store; an acquire one, so that no read of the barrier's memory is left without
+  // an acquire after it before the completion function's data loads (the AMDGPU memory-model
+  // tests check every path for that).
   static XB_INLINE void count(uint64_t* c) {
-    P::template store<ms>(c, P::template load<ms>(c, mem_order::relaxed) + 1, mem_order::release);
+    P::template store<ms>(c, P::template load<ms>(c, mem_order::acquire) + 1, mem_order::release);
   }
   static XB_INLINE void reset(uint64_t* c) { P::template store<ms>(c, 0, mem_order::relaxed); }
 };
