@@ -113,9 +113,9 @@ struct barrier_access;
 // A block-scope barrier with a completion function has three words: the native CUDA
 // lowering's two mbarriers and control word (engine_sm90_completion.hpp), the first word alone
 // elsewhere. Every target keeps that size, and max() one below the protocol's (the native
-// lowering's gate takes one count), so portable code sees one barrier type. The exception:
-// checked sm_90 device code gives a block-scope barrier without one a second word, its
-// shadow mbarrier (engine_sm90_checked.hpp), so there it has 16 bytes, 8 in the host pass and on
+// lowering's gate takes one count), so portable code sees one barrier type. The exceptions:
+// sm_90 sanitizer builds give a block-scope barrier without one a second word, its shadow
+// mbarrier (engine_sm90_checked.hpp), so there it has 16 bytes, 8 in the host pass and on
 // sm_80; and every checked build adds the phase count (step_slot). A barrier lives in shared
 // memory, declared by device code, which is compiled per target; nothing outside it may rely
 // on its size.
