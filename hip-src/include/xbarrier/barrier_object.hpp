@@ -44,16 +44,10 @@ class arrival_token {
  public:
   arrival_token() = default;
   XB_INLINE explicit constexpr arrival_token(uint64_t state) : state_(state) {}
-  XB_INLINE constexpr arrival_token(uint64_t state, detail::token_phase phase) : state_(state) {
-#if XB_CHECKED
-    phase_ = phase;
-#else
-    (void)phase;
-#endif
-  }
   XB_INLINE constexpr bool parity() const { return detail::parity_of_token(state_); }
   XB_INLINE constexpr uint64_t state() const { return state_; }
 #if XB_CHECKED
+  XB_INLINE constexpr arrival_token(uint64_t state, detail::token_phase phase) : state_(state), phase_(phase) {}
   XB_INLINE constexpr detail::token_phase phase() const { return phase_; }
 #endif
 
@@ -90,7 +84,6 @@ struct step_slot : completion_slot<F> {
   step_slot() = default;
   XB_INLINE explicit step_slot(const F& f) : completion_slot<F>(f) {}
   XB_INLINE F& steps() { return this->completion(); }
-  XB_INLINE const uint64_t* phases() const { return nullptr; }
   XB_INLINE void reset_phases() {}
 };
 template <class F, thread_scope Scope>
@@ -216,10 +209,14 @@ class barrier : private detail::step_slot<Completion, Scope> {
   // phase count around it, to number the token's phase (phase_count.hpp).
   template <class Arrive>
   XB_INLINE arrival_token counted(Arrive arrive) {
-    if (!XB_CHECKED) return arrival_token(arrive());
+#if XB_CHECKED
     const uint64_t before = phase_counter::read(this->phases());
     const uint64_t state = arrive();
-    return arrival_token(state, phase_counter::of_arrival(before, phase_counter::read(this->phases()), detail::parity_of_token(state)));
+    const uint64_t after = phase_counter::read(this->phases());
+    return arrival_token(state, phase_counter::of_arrival(before, after, detail::parity_of_token(state)));
+#else
+    return arrival_token(arrive());
+#endif
   }
   // Checked builds: a wait on a token two or more phases old is a fault, at once.
   XB_INLINE void check_token(const arrival_token& token) const {

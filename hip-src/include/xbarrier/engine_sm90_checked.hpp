@@ -51,13 +51,14 @@
 //    made it rare (with short sleeps, half of the launches of a bulk-copy round with a
 //    completion function timed out under racecheck; with long ones, none), and a __syncwarp
 //    meeting point after each call hung instead. So in sanitizer builds every wait loop
-//    sleeps long: the shadow waits and
-//    the protocol's polls of the word (platform wait_backoff, up to 1 ms), and a try_wait
-//    or try_wait_for that returns false (relax, 0-1 ms). Compare-and-swap retries keep the
+//    sleeps long: the shadow waits and the protocol's polls of the word (platform
+//    wait_backoff, up to 1 ms), and a try_wait or try_wait_for that returns false (relax,
+//    0-1 ms). Compare-and-swap retries keep the
 //    short back-off: a failed CAS means another thread's CAS landed.
 //
-// The shadow costs 8 bytes per barrier without a completion function (16 in checked builds
-// against 8 in release builds); with one, the 24 bytes of the native layout.
+// The shadow costs 8 bytes per barrier without a completion function (16 in sanitizer builds
+// against 8 in release builds, before the 8 of the phase count every checked build adds);
+// with one, the 24 bytes of the native layout.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>

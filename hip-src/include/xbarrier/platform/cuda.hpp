@@ -171,8 +171,8 @@ struct cuda_platform {
   // Spin 64 polls, then sleep 32 ns doubling to 256 ns; checked builds leave when the launch
   // faulted. A phase usually completes within a few hundred cycles of the first poll, and
   // sleeping up to 1 us instead cost ~2000 cycles per round trip on the H200; polls of one
-  // word are cheap next to that. Release builds wait with it; checked builds only retry
-  // compare-and-swaps with it (wait_backoff).
+  // word are cheap next to that. Every wait and compare-and-swap retry uses it, but the
+  // waits of sanitizer builds (wait_backoff).
   static XB_INLINE void backoff(uint32_t& iteration) { sleep_schedule<64, 4, 3>(iteration); }
   // Every poll of a wait (the protocol's, the checked engine's shadow waits): the short
   // back-off, except in sanitizer builds (XB_SANITIZER, config.hpp), which sleep 32 ns
