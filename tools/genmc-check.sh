@@ -186,6 +186,9 @@ sub('return all_arrived(s) && tx(s) == 0; }', 'return all_arrived(s) && tx(s) <=
   # a phase counts as claimed with any tx-count
   "claim-ignores-tx|include/xbarrier/protocol.hpp|tx tx_expect|
 sub('return all_arrived(s) && tx(s) == 0; }', 'return all_arrived(s); }')"
+  # the arrival that sets Z claims the phase whatever tx-count is left
+  "arrival-claims-ignoring-tx|include/xbarrier/protocol.hpp|tx tx_expect|
+sub('const bool completes = zt == idle_tx;', 'const bool completes = (zt & W::z_bit) == 0;')"
   # the completion function runs after the publish
   "publish-before-step|include/xbarrier/protocol.hpp|completion|
 sub('      if (lanes.leads()) completion();\n      const uint64_t delta = W::r_bit', '      const uint64_t delta = W::r_bit')
@@ -207,7 +210,7 @@ sub('again = XB_UNLIKELY(!still_collecting(found, delta)) && W::claimed(now) && 
 sub('const uint64_t delta = W::r_bit - (uint64_t(W::expected(claimed_state)) << L::a_shift);', 'const uint64_t delta = W::r_bit - (uint64_t(W::expected(P::template load<ms>(w, mem_order::relaxed))) << L::a_shift);')"
   # an early arrive() returns its token without waiting for the claim to go
   "early-no-wait|include/xbarrier/protocol.hpp|early_arrival|
-sub('        if (!drop) wait_claim_published(lanes, w, r, XB_OP_ARRIVE);\n', '')"
+sub('    if (XB_UNLIKELY(c.early) && !drop) wait_claim_published(single_lane(), w, c.r, XB_OP_ARRIVE);\n', '')"
   # an early arrival waits for R to flip instead of the claim to go
   "early-wait-for-flip|include/xbarrier/protocol.hpp|early_completes|
 sub('return !W::claimed(s) || (s & W::r_bit) != r; }', 'return (s & W::r_bit) != r; }')"
@@ -216,7 +219,7 @@ sub('return !W::claimed(s) || (s & W::r_bit) != r; }', 'return (s & W::r_bit) !=
 sub('      wait_claim_published(lanes, w, old & W::r_bit, XB_OP_ARRIVE);\n', '')"
   # an early arrival gets the parity of the claimed phase
   "early-old-parity|include/xbarrier/protocol.hpp|early_arrival|
-sub('        r ^= W::r_bit;\n', '')"
+sub('return ((c.early ? W::r_bit : 0) ^ c.r) != 0;', 'return c.r != 0;')"
   # arrive_and_drop also lowers the pending count of its own phase
   "drop-counts-twice|include/xbarrier/protocol.hpp|drop|
 sub('const uint64_t delta = ((uint64_t(update) << L::a_shift) - (drop ? 1 : 0)) * n;', 'const uint64_t delta = ((uint64_t(update + drop) << L::a_shift) - (drop ? 1 : 0)) * n;')"

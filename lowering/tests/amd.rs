@@ -201,9 +201,8 @@ fn waits_come_last(op: Op, code: &OpCode) -> Result<(), String> {
 /// The round trip's instruction bounds per target: the fast path, the completing wave and
 /// one sleeping poll, each the count this code reaches, so that they can only go down. The
 /// targets (docs/performance.md): the fast path at most AMD's libhipcxx barrier (35, 35, 41,
-/// 44 on gfx90a, gfx942, gfx1100, gfx1200), which every bound here meets; the completing
-/// wave at most 1.5x libhipcxx's (59, 59, 66, 71), which it misses by 10, 10, 9 and 9
-/// (docs/performance.md says where the instructions go); a sleeping poll cheaper than the
+/// 44 on gfx90a, gfx942, gfx1100, gfx1200) and the completing wave at most 1.5x libhipcxx's
+/// (59, 59, 66, 71), which every bound here meets; a sleeping poll cheaper than the
 /// 21-instruction branch chain that chose among s_sleep 1/2/4/8. gfx950 and gfx1250 have no
 /// peer count.
 struct RoundTrip {
@@ -214,11 +213,11 @@ struct RoundTrip {
 
 fn round_trip_bounds(target: Target) -> RoundTrip {
     let (fast, completing, sleeping_poll) = match target {
-        Target::Gfx90a | Target::Gfx942 => (32, 69, 17),
+        Target::Gfx90a | Target::Gfx942 => (33, 56, 17),
         Target::Gfx950 => (36, 72, 20),
-        Target::Gfx1100 => (36, 75, 20),
-        Target::Gfx1200 => (37, 80, 19),
-        _ => (36, 70, 21),
+        Target::Gfx1100 => (36, 65, 20),
+        Target::Gfx1200 => (37, 69, 19),
+        _ => (37, 74, 21),
     };
     RoundTrip { fast, completing, sleeping_poll }
 }

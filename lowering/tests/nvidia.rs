@@ -244,7 +244,7 @@ fn main() {
     let configs = [
         (Target::Sm90, Variant::Default, sm90_native as fn(Op) -> Expect, "SYNCS.ARRIVE", "SYNCS.PHASECHK", 8),
         (Target::Sm90, Variant::Emulated, protocol, "ATOM.E.ADD.64", "LDS", 37),
-        (Target::Sm80, Variant::Default, protocol, "ATOM.E.ADD.64", "LDS", 32),
+        (Target::Sm80, Variant::Default, protocol, "ATOM.E.ADD.64", "LDS", 34),
     ];
     let mut trials = Vec::new();
     for (target, variant, expect, atomic, poll, bound) in configs {

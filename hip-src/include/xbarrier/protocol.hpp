@@ -124,6 +124,7 @@ struct word {
   static constexpr uint64_t count_mask = uint64_t(max_count);
   static constexpr unsigned z_shift = L::a_shift + L::count_bits;
   static constexpr uint64_t r_bit = one << 63;
+  static constexpr uint64_t z_bit = one << z_shift;
   static constexpr int64_t t_bias = L::has_tx ? (int64_t(1) << (L::t_bits - 1)) : 0;
   static constexpr uint64_t t_mask = L::has_tx ? ((one << L::t_bits) - 1) << L::t_shift : 0;
 
@@ -322,27 +323,33 @@ struct protocol {
       fault(XB_FAULT_UPDATE_RANGE, drop ? XB_OP_ARRIVE_AND_DROP : XB_OP_ARRIVE, w,
             P::template load<ms>(w, mem_order::relaxed), update, max_count);
     const auto lanes = P::lanes_here();
-    if (XB_LIKELY(lanes.agree(w, uint64_t(update) << 1 | uint64_t(drop))))
-      return arrive_as(lanes, w, update, completion, drop);
-    return arrive_as(single_lane(), w, update, completion, drop);
+    const counted c = XB_LIKELY(lanes.agree(w, uint64_t(update) << 1 | uint64_t(drop)))
+                          ? arrive_as(lanes, w, update, completion, drop)
+                          : arrive_as(single_lane(), w, update, completion, drop);
+    // The wait comes after the two ways join (5. above): where the compiler cannot see that
+    // a wave takes one way only, it runs them one after the other, and a wait inside the
+    // first would spin before the second's lanes arrive. A drop returns no token, so it need
+    // not wait for the claim.
+    if (XB_UNLIKELY(c.early) && !drop) wait_claim_published(single_lane(), w, c.r, XB_OP_ARRIVE);
+    return ((c.early ? W::r_bit : 0) ^ c.r) != 0;
   }
+  // An arrival's outcome: `r`, the R bit the group's atomic found; `early`, counted in the
+  // next phase while this one's completion step ran (3. above): its token is the flip of
+  // `r`, handed out once the claim is published.
+  struct counted {
+    uint64_t r;
+    bool early;
+  };
   template <class G, class Completion>
-  static XB_INLINE bool arrive_as(G lanes, uint64_t* w, ptrdiff_t update, Completion& completion, bool drop) {
+  static XB_INLINE counted arrive_as(G lanes, uint64_t* w, ptrdiff_t update, Completion& completion, bool drop) {
     // arrive_and_drop also lowers E by one per lane for later phases.
     const uint64_t n = lanes.size();
     const uint64_t delta = ((uint64_t(update) << L::a_shift) - (drop ? 1 : 0)) * n;
     const uint64_t old = group_add(lanes, w, delta);
-    uint64_t r = old & W::r_bit;
-    if (XB_UNLIKELY(!still_collecting(old, delta))) {
-      const settled s =
-          settle(lanes, w, old, old + delta, int64_t(update) * int64_t(n), drop ? uint32_t(n) : 0, completion);
-      if (s.early) {
-        // A drop returns no token, so it need not wait for the claim.
-        if (!drop) wait_claim_published(lanes, w, r, XB_OP_ARRIVE);
-        r ^= W::r_bit;
-      }
-    }
-    return r != 0;
+    bool early = false;
+    if (XB_UNLIKELY(!still_collecting(old, delta)))
+      early = settle(lanes, w, old, old + delta, int64_t(update) * int64_t(n), drop ? uint32_t(n) : 0, completion).early;
+    return {old & W::r_bit, early};
   }
 
   // The group's arrivals in one fetch_add by its leader; every lane gets the word as that
@@ -390,9 +397,15 @@ struct protocol {
   static XB_INLINE settled settle(G lanes, uint64_t* w, uint64_t old, uint64_t now, int64_t arrivals,
                                   uint32_t drops, Completion& completion) {
     const uint32_t op = drops ? XB_OP_ARRIVE_AND_DROP : XB_OP_ARRIVE;
-    // Claimed before this arrival: a completion step runs, or everyone dropped out. Z alone
-    // first, a single bit test.
-    const bool early = W::all_arrived(old) && W::claimed(old);
+    // Arrivals leave T as it is, so both outcomes are tests of old's Z and T. This arrival
+    // claims the phase (`completes`) where Z was clear and no tx-count is left (Z is set in
+    // `now`: the caller's still_collecting failed), one masked compare. Claimed before this
+    // arrival (`early`): a completion step runs, or everyone dropped out. Written as a
+    // second masked compare, `early` made the compiler merge the two into a range test.
+    const uint64_t zt = old & (W::z_bit | W::t_mask);
+    const uint64_t idle_tx = uint64_t(W::t_bias) << L::t_shift;
+    const bool completes = zt == idle_tx;
+    const bool early = !completes && W::all_arrived(old) && W::claimed(old);
     if (XB_CHECKED) {
       // Everyone dropped out: nobody may arrive any more (the barrier never completes again).
       if (early && W::expected(old) == 0)
@@ -401,8 +414,6 @@ struct protocol {
       if (!early && int64_t(drops) > W::expected(old))
         fault(XB_FAULT_DROP_EMPTY, op, w, old, drops, W::expected(old));
     }
-    // Z is set in `now` (the caller's still_collecting failed): a tx-count left decides.
-    const bool completes = !early && W::tx(now) == 0;
     if (completes) complete(lanes, w, now, completion);
     return {completes, early};
   }

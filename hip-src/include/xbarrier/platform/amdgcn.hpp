@@ -243,10 +243,8 @@ struct amdgcn_platform {
     static XB_INLINE bool same_on_all(uint32_t v) { return v == uint32_t(__builtin_amdgcn_readfirstlane(int(v))); }
     XB_INLINE uint32_t size() const { return uint32_t(__builtin_popcountll(__builtin_amdgcn_read_exec())); }
     XB_INLINE bool leads() const {
-      const uint64_t exec = __builtin_amdgcn_read_exec();
-      const uint32_t below = __builtin_amdgcn_mbcnt_lo(uint32_t(exec), 0);
-      if (wave32()) return below == 0;
-      return __builtin_amdgcn_mbcnt_hi(uint32_t(exec >> 32), below) == 0;
+      if (wave32()) return __builtin_amdgcn_mbcnt_lo(uint32_t(__builtin_amdgcn_read_exec()), 0) == 0;
+      return leader;
     }
     XB_INLINE uint64_t broadcast(uint64_t v) const {
       const uint32_t lo = uint32_t(__builtin_amdgcn_readfirstlane(int(uint32_t(v))));
@@ -259,15 +257,20 @@ struct amdgcn_platform {
     // lane's, with a scan of the lanes' shares, even where one lane runs it: offsetting the
     // address by a value that is zero in the leader but per-lane to the compiler makes it
     // leave the atomic alone. On wave64 that is the leader's count of active lanes below it
-    // in the low half (mbcnt_lo, computed for leads() already), which the compiler cannot
-    // relate to the full count leads() tests; on wave32 the full count is that same value,
-    // so a zero from an asm move serves.
+    // in the low half (below_lo), which the compiler cannot relate to the full count
+    // leads() tests; on wave32 the full count is that same value, so a zero from an asm
+    // move serves.
     XB_INLINE uint64_t* solo(uint64_t* w) const {
-      uint32_t zero;
+      uint32_t zero = below_lo;
       if (wave32()) asm volatile("v_mov_b32 %0, 0" : "=v"(zero));
-      else zero = __builtin_amdgcn_mbcnt_lo(uint32_t(__builtin_amdgcn_read_exec()), 0);
       return reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(w) + zero);
     }
+    // Counted once, where the group forms: its lanes stay together through the call (they
+    // decide alike), so the publish's election reuses the arrival's. On wave32, where the
+    // count is one instruction, recounting it in leads() came out shorter.
+    uint32_t below_lo = __builtin_amdgcn_mbcnt_lo(uint32_t(__builtin_amdgcn_read_exec()), 0);
+    bool leader = wave32() ? below_lo == 0
+                           : __builtin_amdgcn_mbcnt_hi(uint32_t(__builtin_amdgcn_read_exec() >> 32), below_lo) == 0;
   };
 
   // Lane groups (lane_group.hpp): the wave's active lanes.
