@@ -192,3 +192,34 @@ macro_rules! kernel_bundle {
         $crate::KernelBundle::parse($name, include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".xbk")))
     };
 }
+
+/// Declares the module of typed launchers that the crate's build script generated for bundle
+/// `name` with `xbarrier-build`: `xbarrier::kernels!(mod name);` (with any visibility and
+/// attributes, doc comments included) makes
+/// `name::Kernels<B>`, which loads the bundle on a device and has one method per kernel,
+/// typed after its C++ signature.
+///
+/// For `XB_KERNEL void stream_in(const float* in, float* out, unsigned n)` the method is
+/// `fn stream_in<'a>(&self, stream: &'a Stream<B>, config: &LaunchConfig, r#in: &'a Buffer<B,
+/// f32>, out: &'a mut Buffer<B, f32>, n: u32) -> Result<Launch<'a, B>>`: a wrong type or
+/// count does not compile, and the returned [`Launch`] keeps the buffers borrowed until the
+/// stream has run the kernel. Kernels whose signature cannot be typed (structs by value,
+/// typedefs of your own, templates, variadic lists) get a build warning naming them and stay
+/// available untyped, through `Kernels::module` and the unsafe [`Stream::launch`].
+///
+/// ```ignore
+/// // build.rs: xbarrier_build::Kernels::new("my_kernels").file("kernels/stream_in.cpp").build_or_exit();
+/// xbarrier::kernels!(mod my_kernels);
+///
+/// let kernels = my_kernels::Kernels::load(&device)?;
+/// kernels.stream_in(&stream, &LaunchConfig::new(1, 256), &input, &mut output, 1024)?.wait()?;
+/// ```
+#[macro_export]
+macro_rules! kernels {
+    ($(#[$attr:meta])* $vis:vis mod $name:ident) => {
+        $(#[$attr])*
+        $vis mod $name {
+            include!(concat!(env!("OUT_DIR"), "/", stringify!($name), ".rs"));
+        }
+    };
+}

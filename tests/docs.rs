@@ -1,4 +1,5 @@
-//! Every C++ block in docs/*.md compiles as shown or is the repository's code as shown.
+//! Every C++ block in docs/*.md compiles as shown or is the repository's code as shown, and
+//! every Rust block is code of examples/, which CI builds and runs.
 //!
 //! A block that defines a kernel (it includes a header and declares `XB_KERNEL` or
 //! `__global__`) is a whole translation unit: it must compile on its own, for the host with
@@ -22,6 +23,11 @@ fn read(path: &Path) -> String {
 
 /// (file, line, text) of every ```c++ block in docs/*.md.
 fn cpp_blocks() -> Vec<(String, usize, String)> {
+    blocks(&["c++", "cpp"])
+}
+
+/// (file, line, text) of every block in docs/*.md whose language is one of `languages`.
+fn blocks(languages: &[&str]) -> Vec<(String, usize, String)> {
     let mut blocks = Vec::new();
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
         .expect("docs/")
@@ -37,7 +43,7 @@ fn cpp_blocks() -> Vec<(String, usize, String)> {
                 (None, Some(language)) => open = Some((n + 1, language.trim().to_owned(), String::new())),
                 (Some(_), Some(_)) => {
                     if let Some((at, language, text)) = open.take() {
-                        if language == "c++" || language == "cpp" {
+                        if languages.contains(&language.as_str()) {
                             blocks.push((name.clone(), at, text));
                         }
                     }
@@ -59,12 +65,13 @@ fn code(text: &str) -> String {
     text.lines().map(|l| l.split("//").next().unwrap_or("")).flat_map(|l| l.split_whitespace()).collect()
 }
 
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+/// The files under `dir` with one of the `extensions`.
+fn sources(dir: &Path, extensions: &[&str], out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
         if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|x| x == "cpp" || x == "hpp" || x == "cu") {
+            sources(&path, extensions, out);
+        } else if path.extension().is_some_and(|x| extensions.iter().any(|e| x == *e)) {
             out.push(path);
         }
     }
@@ -73,9 +80,31 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
 fn excerpt_found(block: &str) -> bool {
     let want = code(block);
     let mut files = Vec::new();
-    sources(&root().join("hip-src"), &mut files);
-    sources(&root().join("examples"), &mut files);
+    sources(&root().join("hip-src"), &["cpp", "hpp", "cu"], &mut files);
+    sources(&root().join("examples"), &["cpp", "hpp", "cu"], &mut files);
     !want.is_empty() && files.iter().any(|file| code(&read(file)).contains(&want))
+}
+
+#[test]
+fn every_rust_block_in_the_docs_is_code_of_the_examples() {
+    let mut files = Vec::new();
+    sources(&root().join("examples"), &["rs"], &mut files);
+    let examples: Vec<String> = files.iter().map(|file| code(&read(file))).collect();
+    let blocks = blocks(&["rust"]);
+    assert!(!blocks.is_empty(), "no Rust blocks found in docs/");
+    let failures: Vec<String> = blocks
+        .iter()
+        .filter(|(_, _, text)| {
+            let want = code(text);
+            want.is_empty() || !examples.iter().any(|example| example.contains(&want))
+        })
+        .map(|(doc, line, _)| format!("docs/{doc}:{line}"))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "Rust blocks that are not code of examples/ (comments and white space aside):\n{}",
+        failures.join("\n")
+    );
 }
 
 fn required() -> bool {

@@ -21,8 +21,8 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use xbarrier_api::{
-    Backend, BackendKind, BarrierOp, Device, Error, FaultKind, FaultRecord, KernelArg, KernelBundle, LaunchConfig,
-    Result, Variant,
+    Backend, BackendKind, BarrierOp, Device, Error, FaultKind, FaultRecord, KernelArg, KernelBundle, Launch, LaunchArg,
+    LaunchConfig, Result, Variant,
 };
 use xbarrier_backend_cuda::Cuda;
 
@@ -438,12 +438,13 @@ fn launches_marshal_typed_arguments() {
     let refused = unsafe { other_stream.launch(&echo, &LaunchConfig::new(1, 64).cooperative(), &args) };
     assert!(matches!(refused, Err(Error::InvalidArgument { call: "launch", .. })), "{refused:?}");
     assert_eq!(logged("cuLaunch").len(), launches + 1);
-    // A kernel of device 0 on a stream of device 1: the driver refuses it, nothing panics.
-    // SAFETY: as above (the driver refuses it).
+    // A kernel of device 0 on a stream of device 1: refused before the driver sees it.
+    // SAFETY: as above (refused before it runs).
     match unsafe { other_stream.launch(&echo, &LaunchConfig::new(1, 1), &args) } {
-        Err(Error::Driver { call: "cuLaunchKernel", .. }) => {}
-        other => panic!("expected the driver to refuse a kernel of another context, got {other:?}"),
+        Err(Error::DeviceMismatch { found: 0, stream: 1, .. }) => {}
+        other => panic!("expected a device mismatch, got {other:?}"),
     }
+    assert_eq!(logged("cuLaunch").len(), launches + 1);
     other_stream.synchronize().expect("nothing was queued");
 
     // Typed buffers through a kernel that uses the grid: add(float*, unsigned n, float).
@@ -743,4 +744,60 @@ fn missing_symbols_are_named_with_the_fix() {
         }
     }
     assert_fake_loaded();
+}
+
+/// A launch mixing devices is refused before the driver sees it: a kernel loaded on
+/// another device than the stream's (untyped and typed launches), or a buffer of another
+/// device among a typed launch's arguments. A typed launch's `Launch` waits for the stream
+/// when dropped, and leaves the launch's fault to the next synchronize; `wait` reports it.
+#[test]
+fn typed_launches_check_devices_and_wait_when_dropped() {
+    if !in_child() {
+        assert_all_released(&run_child("typed_launches_check_devices_and_wait_when_dropped", &FULL, &[]));
+        return;
+    }
+    let (device, other) = (open(0), open(1));
+    let module = device.load(&bundle("fake", KERNELS)).expect("load");
+    let foreign = other.load(&bundle("fake", KERNELS)).expect("load on device 1");
+    let stream = device.stream().expect("stream");
+    let data = device.upload(&[1.0f32; 64]).expect("upload");
+    let elsewhere = other.upload(&[1.0f32; 64]).expect("upload to device 1");
+    let add = module.kernel("add").expect("add");
+    let config = LaunchConfig::new(1, 64);
+
+    let foreign_add = foreign.kernel("add").expect("add on device 1");
+    assert_eq!((add.device_ordinal(), foreign_add.device_ordinal(), elsewhere.device_ordinal()), (0, 1, 1));
+    // SAFETY: add(float* data, u32 n, f32 f); `data` outlives the launch (which is refused).
+    let refused = unsafe { stream.launch(&foreign_add, &config, &[data.arg(), 64u32.into(), 1.0f32.into()]) };
+    match refused {
+        Err(Error::DeviceMismatch { kernel, what, found: 1, stream: 0 }) => {
+            assert_eq!((kernel.as_str(), what.as_str()), ("add", "the kernel"))
+        }
+        other => panic!("expected a device mismatch, got {other:?}"),
+    }
+    let args = [LaunchArg::buffer(&elsewhere), LaunchArg::from(64u32), LaunchArg::from(1.0f32)];
+    // SAFETY: as above; the launch is refused before anything runs.
+    match unsafe { Launch::start(&stream, &add, &config, &args) } {
+        Err(Error::DeviceMismatch { what, found: 1, stream: 0, .. }) => assert_eq!(what, "argument 1 (a buffer)"),
+        Err(e) => panic!("expected a device mismatch, got {e}"),
+        Ok(_) => panic!("a buffer of device 1 was launched on device 0"),
+    }
+    assert!(logged("cuLaunch").is_empty(), "{}", log());
+
+    // Dropped without wait(): the drop waits for the stream (the spin takes 100 ms).
+    let spin = module.kernel("spin").expect("spin");
+    let started = Instant::now();
+    // SAFETY: spin(u64 ns) takes one u64.
+    drop(unsafe { Launch::start(&stream, &spin, &LaunchConfig::new(1, 1), &[LaunchArg::from(100_000_000u64)]) });
+    assert!(started.elapsed() >= Duration::from_millis(100), "the drop returned after {:?}", started.elapsed());
+    // A fault of a dropped launch is reported by the next synchronize; wait() reports its own.
+    let fault = module.kernel("fault").expect("fault");
+    // SAFETY: fault(unsigned kind) takes one u32.
+    let launch = unsafe { Launch::start(&stream, &fault, &LaunchConfig::new(1, 1), &[LaunchArg::from(3u32)]) };
+    drop(launch.expect("launch"));
+    assert!(matches!(stream.synchronize(), Err(Error::Fault(f)) if f.kind == FaultKind::OverArrival));
+    // SAFETY: as above.
+    let launch = unsafe { Launch::start(&stream, &fault, &LaunchConfig::new(1, 1), &[LaunchArg::from(3u32)]) };
+    assert!(matches!(launch.expect("launch").wait(), Err(Error::Fault(f)) if f.kind == FaultKind::OverArrival));
+    stream.synchronize().expect("each fault is reported once");
 }

@@ -154,7 +154,7 @@ impl<B: Backend> Device<B> {
             reason: format!("{len} elements of {} bytes overflow usize", std::mem::size_of::<T>()),
         })?;
         let memory = B::alloc(&self.raw, bytes.max(1))?;
-        Ok(Buffer { device: self.raw.clone(), memory, len, _t: PhantomData })
+        Ok(Buffer { device: self.raw.clone(), ordinal: self.info.ordinal, memory, len, _t: PhantomData })
     }
 
     /// A buffer holding a copy of `data` (an [`alloc`](Self::alloc) and a
@@ -217,6 +217,7 @@ impl<B: Backend> Device<B> {
         let raw = B::load_module(&self.raw, bundle.name(), image)?;
         Ok(Module {
             device: self.raw.clone(),
+            ordinal: self.info.ordinal,
             raw: Arc::new(raw),
             name: bundle.name().to_owned(),
             variant,
@@ -252,6 +253,8 @@ impl<B: Backend> Device<B> {
 /// ```
 pub struct Buffer<B: Backend, T: DeviceCopy> {
     device: Arc<B::Device>,
+    /// Its device's ordinal: typed launches check it against the stream's.
+    ordinal: usize,
     memory: B::Memory,
     len: usize,
     _t: PhantomData<T>,
@@ -265,6 +268,10 @@ impl<B: Backend, T: DeviceCopy> Buffer<B, T> {
     /// Whether it holds no elements.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+    /// The ordinal of the device that holds it.
+    pub fn device_ordinal(&self) -> usize {
+        self.ordinal
     }
     /// The device address, as a kernel argument (a `T*` parameter of the kernel).
     pub fn arg(&self) -> KernelArg {
@@ -335,6 +342,7 @@ impl<B: Backend, T: DeviceCopy> Buffer<B, T> {
 /// A loaded module.
 pub struct Module<B: Backend> {
     device: Arc<B::Device>,
+    ordinal: usize,
     raw: Arc<B::Module>,
     name: String,
     variant: Variant,
@@ -380,7 +388,7 @@ impl<B: Backend> Module<B> {
     /// ```
     pub fn kernel(&self, name: &str) -> Result<Kernel<B>> {
         let raw = B::function(&self.device, &self.raw, name)?;
-        Ok(Kernel { raw, name: name.into(), module: self.raw.clone() })
+        Ok(Kernel { raw, name: name.into(), ordinal: self.ordinal, module: self.raw.clone() })
     }
 }
 
@@ -388,13 +396,15 @@ impl<B: Backend> Module<B> {
 pub struct Kernel<B: Backend> {
     raw: B::Function,
     name: Arc<str>,
+    /// The ordinal of the device its module was loaded on.
+    ordinal: usize,
     /// Its module: kept loaded while the kernel exists, and read for faults after launches.
     module: Arc<B::Module>,
 }
 
 impl<B: Backend> Clone for Kernel<B> {
     fn clone(&self) -> Self {
-        Kernel { raw: self.raw.clone(), name: self.name.clone(), module: self.module.clone() }
+        Kernel { raw: self.raw.clone(), name: self.name.clone(), ordinal: self.ordinal, module: self.module.clone() }
     }
 }
 
@@ -402,6 +412,11 @@ impl<B: Backend> Kernel<B> {
     /// The kernel's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+    /// The ordinal of the device its module was loaded on: it launches only on streams of
+    /// that device.
+    pub fn device_ordinal(&self) -> usize {
+        self.ordinal
     }
 }
 
@@ -425,6 +440,10 @@ impl<B: Backend> Stream<B> {
     /// returning, the GPU backends report at `synchronize` (a GPU kernel cannot be aborted, so
     /// an overrun is reported after it ended).
     ///
+    /// A kernel loaded on another device than the stream's is [`Error::DeviceMismatch`].
+    /// Kernels of a bundle built with `xbarrier-build` also have typed launchers, which need
+    /// no `unsafe` ([`Launch`](crate::Launch)); this is the escape hatch for the others.
+    ///
     /// # Safety
     /// - `args` must match the kernel's C parameter list exactly (count, order, types).
     /// - Every buffer passed as an argument must outlive the next [`Stream::synchronize`].
@@ -447,6 +466,14 @@ impl<B: Backend> Stream<B> {
     /// ```
     pub unsafe fn launch(&self, kernel: &Kernel<B>, config: &LaunchConfig, args: &[KernelArg]) -> Result<()> {
         config.validate(&self.info)?;
+        if kernel.ordinal != self.info.ordinal {
+            return Err(Error::DeviceMismatch {
+                kernel: kernel.name.to_string(),
+                what: "the kernel".into(),
+                found: kernel.ordinal,
+                stream: self.info.ordinal,
+            });
+        }
         // A backend that cannot abort kernels gets the launch bracketed by events instead.
         let limit = config.timeout.filter(|_| !B::ENFORCES_TIMEOUTS);
         let start = limit.map(|_| B::record(&self.device, &self.raw)).transpose()?;
@@ -459,6 +486,17 @@ impl<B: Backend> Stream<B> {
         let launch = PendingLaunch { kernel: kernel.name.clone(), module: kernel.module.clone(), timing };
         note_launch(&mut self.pending.lock().unwrap_or_else(PoisonError::into_inner), launch);
         Ok(())
+    }
+    /// The ordinal of the stream's device.
+    pub fn device_ordinal(&self) -> usize {
+        self.info.ordinal
+    }
+    /// Waits for the enqueued work without reporting what it left for [`Stream::synchronize`]
+    /// (faults, timeouts): a dropped [`Launch`](crate::Launch) waits this way, and the next
+    /// `synchronize` still reports them. A runtime error is left to that call too: the GPU
+    /// runtimes keep reporting a failed context.
+    pub(crate) fn wait_quietly(&self) {
+        let _ = B::synchronize(&self.device, &self.raw);
     }
     /// Waits for all enqueued work; a kernel's barrier fault is reported here (or at launch),
     /// as [`Error::Fault`] naming the last kernel launched from the faulting module, and an

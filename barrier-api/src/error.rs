@@ -104,6 +104,18 @@ pub enum Error {
         /// The backends it was built for.
         available: String,
     },
+    /// A launch mixes devices: its kernel or a buffer belongs to another device than its stream.
+    #[error("launch of `{kernel}`: {what} is on device {found}, the stream on device {stream} (a launch runs on its stream's device)")]
+    DeviceMismatch {
+        /// Kernel name.
+        kernel: String,
+        /// What is on the other device: "the kernel" or "argument N".
+        what: String,
+        /// Its device's ordinal.
+        found: usize,
+        /// The stream's device's ordinal.
+        stream: usize,
+    },
     /// A kernel bundle could not be parsed.
     #[error("malformed kernel bundle: {0}")]
     BadBundle(String),

@@ -38,6 +38,7 @@ mod fault;
 mod launch;
 mod params;
 mod pending;
+mod typed;
 mod variant;
 
 pub use backend::{Backend, BackendKind, DeviceInfo};
@@ -46,4 +47,5 @@ pub use device::{Buffer, Device, DeviceCopy, Event, Kernel, Module, Stream};
 pub use error::{Error, Result};
 pub use fault::{BarrierFault, BarrierOp, FaultKind, FaultRecord};
 pub use launch::{Dim3, KernelArg, LaunchConfig};
+pub use typed::{Launch, LaunchArg};
 pub use variant::Variant;

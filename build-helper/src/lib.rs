@@ -30,12 +30,16 @@
 #![warn(missing_docs)]
 
 mod amdgpu;
+mod launchers;
+mod signature;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use xbarrier_api::{BackendKind, KernelBundle, Variant};
+
+pub use signature::{read_kernels, CScalar, KernelDecl, Param, ParamType, Scalar};
 
 pub use amdgpu::{
     amdgpu_processors, check_amdgpu_targets, default_amdgpu_targets, parse_amdgpu_processors, AmdgpuTarget,
@@ -109,6 +113,7 @@ pub struct Kernels {
     defines: Vec<(String, Option<String>)>,
     checked: Option<bool>,
     amdgpu_targets: Option<Vec<String>>,
+    warn_untyped: bool,
 }
 
 impl Kernels {
@@ -122,6 +127,7 @@ impl Kernels {
             defines: Vec::new(),
             checked: None,
             amdgpu_targets: None,
+            warn_untyped: true,
         }
     }
     /// Adds a source file.
@@ -142,6 +148,13 @@ impl Kernels {
     /// Defines a preprocessor macro.
     pub fn define(mut self, name: &str, value: Option<&str>) -> Kernels {
         self.defines.push((name.to_owned(), value.map(str::to_owned)));
+        self
+    }
+    /// Whether to warn about each kernel that gets no typed launcher (default: yes). A crate
+    /// that launches a bundle through the unsafe `Stream::launch` anyway can turn it off; the
+    /// typed kernels' signatures are still checked by the compiler.
+    pub fn warn_untyped(mut self, warn: bool) -> Kernels {
+        self.warn_untyped = warn;
         self
     }
     /// Overrides whether the device code is checked (default: as xbarrier was built).
@@ -234,36 +247,68 @@ impl Kernels {
             return fail(format!("bundle `{}` has no source files", self.name));
         }
         let checked = self.checked.unwrap_or(meta.checked);
+        let kernels = self.typed_kernels(&sources)?;
         let mut images = Vec::new();
         for &backend in &meta.backends {
             match backend {
-                BackendKind::Host => {
-                    images.push((backend, Variant::Default, self.build_host(meta, checked, &sources, out_dir)?))
-                }
+                BackendKind::Host => images.push((
+                    backend,
+                    Variant::Default,
+                    self.build_host(meta, checked, &sources, &kernels, out_dir)?,
+                )),
                 BackendKind::Cuda => {
                     images.push((
                         backend,
                         Variant::Default,
-                        self.build_cuda(meta, checked, Variant::Default, &sources, out_dir)?,
+                        self.build_cuda(meta, checked, Variant::Default, &sources, &kernels, out_dir)?,
                     ));
                     // Checked builds run the protocol on every path: the two images would be equal.
                     if !checked {
                         images.push((
                             backend,
                             Variant::Emulated,
-                            self.build_cuda(meta, checked, Variant::Emulated, &sources, out_dir)?,
+                            self.build_cuda(meta, checked, Variant::Emulated, &sources, &kernels, out_dir)?,
                         ));
                     }
                 }
-                BackendKind::Hip => {
-                    images.push((backend, Variant::Default, self.build_hip(meta, checked, &sources, out_dir)?))
-                }
+                BackendKind::Hip => images.push((
+                    backend,
+                    Variant::Default,
+                    self.build_hip(meta, checked, &sources, &kernels, out_dir)?,
+                )),
             }
         }
         let path = out_dir.join(format!("{}.xbk", self.name));
         std::fs::write(&path, KernelBundle::encode(checked, &images))
             .or_else(|e| fail(format!("writing {}: {e}", path.display())))?;
+        let launchers = out_dir.join(format!("{}.rs", self.name));
+        std::fs::write(&launchers, launchers::module_source(&self.name, &kernels))
+            .or_else(|e| fail(format!("writing {}: {e}", launchers.display())))?;
         Ok(path)
+    }
+
+    /// The kernels declared in the sources, with their signatures as read; a warning names
+    /// each kernel that gets no typed launcher, and why.
+    fn typed_kernels(&self, sources: &[PathBuf]) -> Result<Vec<KernelDecl>, BuildError> {
+        let mut kernels: Vec<KernelDecl> = Vec::new();
+        for file in sources {
+            let text = std::fs::read_to_string(file).or_else(|e| fail(format!("reading {}: {e}", file.display())))?;
+            for kernel in read_kernels(file, &text) {
+                if kernels.iter().any(|k| k.name == kernel.name) {
+                    continue; // declared in two files: the compiler decides whether that is one kernel
+                }
+                if let (Err(why), true) = (&kernel.params, self.warn_untyped) {
+                    warn(&format!(
+                        "kernel `{}` ({}:{}) has no typed launcher: {why}; launch it with the unsafe Stream::launch",
+                        kernel.name,
+                        kernel.file.display(),
+                        kernel.line
+                    ));
+                }
+                kernels.push(kernel);
+            }
+        }
+        Ok(kernels)
     }
 
     /// The source files: those added one by one, then each directory's `.cpp` files in name order.
@@ -312,9 +357,11 @@ impl Kernels {
         meta: &XbarrierMetadata,
         checked: bool,
         sources: &[PathBuf],
+        kernels: &[KernelDecl],
         out_dir: &Path,
     ) -> Result<Vec<u8>, BuildError> {
         let compiler = host_compiler()?;
+        let unity = self.unity_source(sources, kernels, out_dir, "host", "cpp")?;
         let output = out_dir.join(format!("{}.host.so", self.name));
         let mut cmd = Command::new(compiler.path());
         cmd.args(compiler.args()).args([
@@ -329,8 +376,7 @@ impl Kernels {
             "-Wextra",
             "-Wl,-z,defs",
         ]);
-        let inputs = sources.iter().map(PathBuf::as_path).chain([meta.host_runtime.as_path()]);
-        self.compile(&mut cmd, meta, checked, inputs, &output, "host")
+        self.compile(&mut cmd, meta, checked, [unity.as_path(), meta.host_runtime.as_path()], &output, "host")
     }
 
     /// Adds the flags every backend shares, the inputs and `-o output` to `cmd`, runs it and
@@ -358,11 +404,12 @@ impl Kernels {
         meta: &XbarrierMetadata,
         checked: bool,
         sources: &[PathBuf],
+        kernels: &[KernelDecl],
         out_dir: &Path,
     ) -> Result<Vec<u8>, BuildError> {
         let clang = find_hip_clang()?;
         let targets = self.amdgpu_target_list(&clang)?;
-        let unity = self.unity_source(sources, out_dir, "hip", "hip")?;
+        let unity = self.unity_source(sources, kernels, out_dir, "hip", "hip")?;
         let output = out_dir.join(format!("{}.hipfb", self.name));
         let mut cmd = Command::new(&clang);
         cmd.args(["-x", "hip", "--cuda-device-only", "-nogpuinc", "-nogpulib", "-O3", "-std=c++17"])
@@ -370,10 +417,12 @@ impl Kernels {
         self.compile(&mut cmd, meta, checked, [unity.as_path()], &output, "hip")
     }
 
-    /// `<name>.<backend>.<ext>` in `out_dir`: the bundle's sources as one translation unit.
+    /// `<name>.<backend>.<ext>` in `out_dir`: the bundle's sources as one translation unit,
+    /// then the check of every typed kernel's signature (kernel_signature.hpp).
     fn unity_source(
         &self,
         sources: &[PathBuf],
+        kernels: &[KernelDecl],
         out_dir: &Path,
         backend: &str,
         ext: &str,
@@ -383,6 +432,11 @@ impl Kernels {
         for file in sources {
             let path = std::fs::canonicalize(file).or_else(|e| fail(format!("{}: {e}", file.display())))?;
             text.push_str(&format!("#include \"{}\"\n", path.display()));
+        }
+        text.push_str("\n// The signatures the typed launchers were generated from, confirmed by the compiler.\n");
+        text.push_str("#include <xbarrier/kernel_signature.hpp>\n");
+        for check in kernels.iter().filter_map(KernelDecl::check) {
+            text.push_str(&check);
         }
         std::fs::write(&unity, text).or_else(|e| fail(format!("writing {}: {e}", unity.display())))?;
         Ok(unity)
@@ -398,10 +452,11 @@ impl Kernels {
         checked: bool,
         variant: Variant,
         sources: &[PathBuf],
+        kernels: &[KernelDecl],
         out_dir: &Path,
     ) -> Result<Vec<u8>, BuildError> {
         let nvcc = find_nvcc()?;
-        let unity = self.unity_source(sources, out_dir, "cuda", "cu")?;
+        let unity = self.unity_source(sources, kernels, out_dir, "cuda", "cu")?;
         let output = out_dir.join(format!("{}.{variant}.fatbin", self.name));
         let mut cmd = Command::new(&nvcc);
         cmd.args(["-std=c++17", "-O3", "-fatbin"]).args(cuda_architectures().iter().map(|a| format!("-gencode={a}")));

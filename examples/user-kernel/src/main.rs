@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use xbarrier::{DefaultBackend, Device, LaunchConfig};
+use xbarrier_example_user_kernel::user_kernels;
 
 fn run() -> xbarrier::Result<()> {
     let (blocks, threads, tiles_per_block, tile_floats) = (8u32, 128u32, 64u32, 1024u32);
@@ -11,17 +12,14 @@ fn run() -> xbarrier::Result<()> {
         (0..blocks * tiles_per_block * tile_floats).map(|i| ((i * 7919) % 1000) as f32 * 0.5).collect();
 
     let device = Device::<DefaultBackend>::open(0)?;
-    let module = device.load(&xbarrier::kernel_bundle!("user_kernels")?)?;
-    let kernel = module.kernel("tiled_sum")?;
+    let kernels = user_kernels::Kernels::load(&device)?;
     let data = device.upload(&input)?;
-    let sums = device.alloc::<f64>(blocks as usize)?;
+    let mut sums = device.alloc::<f64>(blocks as usize)?;
     let stream = device.stream()?;
     let config = LaunchConfig::new(blocks, threads).shared(2 * tile_floats * 4);
     let start = stream.record()?;
-    // SAFETY: tiled_sum(const float* in, unsigned tiles_per_block, unsigned tile_floats,
-    // double* block_sums): the arguments match, and both buffers outlive the synchronize below.
-    unsafe { stream.launch(&kernel, &config, &[data.arg(), tiles_per_block.into(), tile_floats.into(), sums.arg()])? };
-    stream.synchronize()?;
+    // tiled_sum(const float* in, unsigned tiles_per_block, unsigned tile_floats, double* block_sums)
+    kernels.tiled_sum(&stream, &config, &data, tiles_per_block, tile_floats, &mut sums)?.wait()?;
     let end = stream.record()?;
 
     let got = sums.download()?;
@@ -50,18 +48,15 @@ fn run() -> xbarrier::Result<()> {
 fn readme_kernel() -> xbarrier::Result<()> {
     // README: launch
     let device = Device::<DefaultBackend>::open(0)?;
-    let module = device.load(&xbarrier::kernel_bundle!("user_kernels")?)?;
-    let kernel = module.kernel("stream_in")?;
+    let kernels = user_kernels::Kernels::load(&device)?;
     let values: Vec<f32> = (0..1024).map(|i| i as f32).collect();
     let input = device.upload(&values)?;
-    let output = device.alloc::<f32>(1024)?;
+    let mut output = device.alloc::<f32>(1024)?;
     let stream = device.stream()?;
-    // SAFETY: stream_in(const float*, float*, unsigned) takes exactly these; the buffers outlive the sync.
-    unsafe {
-        stream.launch(&kernel, &LaunchConfig::new(1, 256).shared(4096), &[input.arg(), output.arg(), 1024u32.into()])?
-    };
-    stream.synchronize()?;
-    // README: end
+    // stream_in(const float* in, float* out, unsigned n): &Buffer, &mut Buffer, u32.
+    let launch = kernels.stream_in(&stream, &LaunchConfig::new(1, 256).shared(4096), &input, &mut output, 1024)?;
+    launch.wait()?; // until then `output` stays borrowed: no read, write or drop
+                    // README: end
     let got = output.download()?;
     if let Some(i) = (0..1024).find(|&i| got[i] != 2.0 * values[i]) {
         return Err(xbarrier::Error::InvalidArgument {
