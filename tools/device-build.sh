@@ -34,6 +34,9 @@ cargo build --tests -p xbarrier-backend-cuda --test gpu
 cp "$(newest debug gpu)" "$BIN/backend-cuda-gpu"
 # xbar carries `info` and `bench` (the benchmark kernels are embedded in it).
 if cargo build --release -p xbar --features cuda; then cp target/release/xbar "$BIN/xbar"; else echo "xbar not built"; fi
+# The example crate on CUDA: its kernels launched through the typed launchers.
+cargo build -p xbarrier-example-user-kernel --no-default-features --features cuda
+cp target/debug/xbarrier-example-user-kernel "$BIN/user-kernel"
 # The probes behind docs/performance.md (standalone CUDA programs).
 if command -v nvcc > /dev/null; then
   for probe in bulk_copy_ceiling round_trip_forms; do

@@ -21,7 +21,7 @@ run() {  # name, command...
   timeout "${LIMIT:-150}" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
   local summary
-  summary=$(grep -E "test result:|passed, .* failed|protocol_stress: OK|measured, .* wrong|^wrong copies|^guesses that missed" "$OUT/$name.log" | tail -1)
+  summary=$(grep -E "test result:|passed, .* failed|protocol_stress: OK|measured, .* wrong|^wrong copies|^guesses that missed|^README kernel" "$OUT/$name.log" | tail -1)
   rows+=("$(printf '%-28s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - start))" "$summary")")
   # As each step ends, so that a run cut short still brings back how far it got.
   printf '%s\n' "${rows[-1]}" | tee -a "$RESULTS/progress.txt"
@@ -29,6 +29,7 @@ run() {  # name, command...
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 [ -x "$BIN/xbar" ] && run info "$BIN/xbar" info
 run backend-cuda-gpu "$BIN/backend-cuda-gpu" --include-ignored --test-threads 1
+[ -x "$BIN/user-kernel" ] && run user-kernel "$BIN/user-kernel"
 run conformance-checked "$BIN/conformance-checked" --test-threads 1
 run misuse-checked "$BIN/misuse-checked" --test-threads 1 "[cuda]"
 # "[cuda" selects both variants: "[cuda]" (native) and "[cuda-emulated]".
