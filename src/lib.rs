@@ -219,6 +219,9 @@ macro_rules! kernels {
     ($(#[$attr:meta])* $vis:vis mod $name:ident) => {
         $(#[$attr])*
         $vis mod $name {
+            // The generated code names xbarrier through this, whatever the crate calls it.
+            #[allow(unused_imports)]
+            use $crate as __xbarrier;
             include!(concat!(env!("OUT_DIR"), "/", stringify!($name), ".rs"));
         }
     };

@@ -801,3 +801,45 @@ fn typed_launches_check_devices_and_wait_when_dropped() {
     assert!(matches!(launch.expect("launch").wait(), Err(Error::Fault(f)) if f.kind == FaultKind::OverArrival));
     stream.synchronize().expect("each fault is reported once");
 }
+
+/// Buffers remember the stream work that used them last, so that the end of a typed launch's
+/// borrows (here `std::mem::forget` of its `Launch`) cannot let another stream's work overlap
+/// it: a launch or a copy on another stream waits for that work first.
+#[test]
+fn another_streams_work_waits_for_a_buffers_last_use() {
+    if !in_child() {
+        assert_all_released(&run_child("another_streams_work_waits_for_a_buffers_last_use", &FULL, &[]));
+        return;
+    }
+    let device = open(0);
+    let module = device.load(&bundle("fake", KERNELS)).expect("load");
+    let (spin, add) = (module.kernel("spin").expect("spin"), module.kernel("add").expect("add"));
+    let (first, second) = (device.stream().expect("stream"), device.stream().expect("stream"));
+    let config = LaunchConfig::new(1, 64);
+    let slow_add = |data: &xbarrier_api::Buffer<Cuda, f32>| {
+        // SAFETY: spin(u64 ns) takes one u64.
+        unsafe { first.launch(&spin, &LaunchConfig::new(1, 1), &[100_000_000u64.into()]) }.expect("spin");
+        let args = [LaunchArg::buffer(data), LaunchArg::from(64u32), LaunchArg::from(1.0f32)];
+        // SAFETY: add(float* data, u32 n, f32 f) with n within `data`.
+        std::mem::forget(unsafe { Launch::start(&first, &add, &config, &args) }.expect("add"));
+    };
+
+    let data = device.upload(&[1.0f32; 64]).expect("upload");
+    let started = Instant::now();
+    slow_add(&data);
+    let args = [LaunchArg::buffer(&data), LaunchArg::from(64u32), LaunchArg::from(1.0f32)];
+    // SAFETY: as above.
+    unsafe { Launch::start(&second, &add, &config, &args) }.expect("add on the second stream").wait().expect("wait");
+    assert!(started.elapsed() >= Duration::from_millis(100), "the second stream's add did not wait for the first's");
+    assert_eq!(data.download().expect("download"), [3.0; 64]);
+
+    let source = device.upload(&[1.0f32; 64]).expect("upload");
+    let mut copy = device.alloc::<f32>(64).expect("alloc");
+    let started = Instant::now();
+    slow_add(&source);
+    second.copy(&mut copy, &source).expect("copy on the second stream");
+    second.synchronize().expect("synchronize");
+    assert!(started.elapsed() >= Duration::from_millis(100), "the copy did not wait for the first stream's add");
+    assert_eq!(copy.download().expect("download"), [2.0; 64]);
+    first.synchronize().expect("synchronize");
+}

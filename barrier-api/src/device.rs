@@ -3,10 +3,11 @@
 #![allow(unsafe_code)] // DeviceCopy is an unsafe marker trait; launch forwards an unsafe contract
 
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use crate::pending::{note_launch, settle_launches, PendingLaunch};
+use crate::pending::{note_launch, PendingLaunch};
+use crate::tracking::{InFlight, StreamShared};
 use crate::{Backend, DeviceInfo, Error, KernelArg, KernelBundle, LaunchConfig, Result, Variant};
 
 /// Plain data that may be copied to and from a device bit for bit.
@@ -154,7 +155,14 @@ impl<B: Backend> Device<B> {
             reason: format!("{len} elements of {} bytes overflow usize", std::mem::size_of::<T>()),
         })?;
         let memory = B::alloc(&self.raw, bytes.max(1))?;
-        Ok(Buffer { device: self.raw.clone(), ordinal: self.info.ordinal, memory, len, _t: PhantomData })
+        Ok(Buffer {
+            device: self.raw.clone(),
+            ordinal: self.info.ordinal,
+            in_flight: InFlight::new(),
+            memory,
+            len,
+            _t: PhantomData,
+        })
     }
 
     /// A buffer holding a copy of `data` (an [`alloc`](Self::alloc) and a
@@ -227,12 +235,8 @@ impl<B: Backend> Device<B> {
 
     /// A new stream: launches and copies on one stream run in order (see [`Stream`]).
     pub fn stream(&self) -> Result<Stream<B>> {
-        Ok(Stream {
-            device: self.raw.clone(),
-            info: self.info.clone(),
-            pending: Mutex::new(Vec::new()),
-            raw: B::create_stream(&self.raw)?,
-        })
+        let raw = B::create_stream(&self.raw)?;
+        Ok(Stream { info: self.info.clone(), shared: Arc::new(StreamShared::new(self.raw.clone(), raw)) })
     }
 }
 
@@ -255,6 +259,8 @@ pub struct Buffer<B: Backend, T: DeviceCopy> {
     device: Arc<B::Device>,
     /// Its device's ordinal: typed launches check it against the stream's.
     ordinal: usize,
+    /// The stream work that used it last: host access, freeing and other streams wait for it.
+    in_flight: InFlight<B>,
     memory: B::Memory,
     len: usize,
     _t: PhantomData<T>,
@@ -312,11 +318,13 @@ impl<B: Backend, T: DeviceCopy> Buffer<B, T> {
     /// Overwrites elements `offset..offset + data.len()`.
     pub fn write_at(&mut self, offset: usize, data: &[T]) -> Result<()> {
         self.check_range("Buffer::write", offset, data.len())?;
+        self.in_flight.before_host_access()?;
         B::write(&self.device, &mut self.memory, offset * std::mem::size_of::<T>(), as_bytes(data))
     }
     /// Reads elements `offset..offset + out.len()` into `out`.
     pub fn read_at(&self, offset: usize, out: &mut [T]) -> Result<()> {
         self.check_range("Buffer::read", offset, out.len())?;
+        self.in_flight.before_host_access()?;
         B::read(&self.device, &self.memory, offset * std::mem::size_of::<T>(), as_bytes_mut(out))
     }
     /// Copies the whole buffer to the host.
@@ -336,6 +344,21 @@ impl<B: Backend, T: DeviceCopy> Buffer<B, T> {
                 reason: format!("elements {offset}..{offset}+{count} of a buffer of {}", self.len),
             }),
         }
+    }
+}
+
+impl<B: Backend, T: DeviceCopy> Buffer<B, T> {
+    /// What typed launches and copies track the buffer's use with.
+    pub(crate) fn in_flight(&self) -> &InFlight<B> {
+        &self.in_flight
+    }
+}
+
+impl<B: Backend, T: DeviceCopy> Drop for Buffer<B, T> {
+    /// Waits for stream work that may still use the buffer before it is freed. A failed wait
+    /// (a broken context) frees it anyway: the runtime reports that context's error on.
+    fn drop(&mut self) {
+        let _ = self.in_flight.before_host_access();
     }
 }
 
@@ -422,12 +445,10 @@ impl<B: Backend> Kernel<B> {
 
 /// An in-order queue of launches.
 pub struct Stream<B: Backend> {
-    device: Arc<B::Device>,
     info: DeviceInfo,
-    /// Launches since the last synchronize whose module or time limit it must check (dropped
-    /// before the stream itself).
-    pending: Mutex<Vec<PendingLaunch<B::Module, B::Event>>>,
-    raw: B::Stream,
+    /// The runtime's stream, its unreported launches and its progress, shared with the
+    /// buffers its work uses (tracking.rs).
+    shared: Arc<StreamShared<B>>,
 }
 
 impl<B: Backend> Stream<B> {
@@ -465,6 +486,16 @@ impl<B: Backend> Stream<B> {
     /// # Ok(()) }
     /// ```
     pub unsafe fn launch(&self, kernel: &Kernel<B>, config: &LaunchConfig, args: &[KernelArg]) -> Result<()> {
+        // SAFETY: the caller's contract is this function's.
+        unsafe { self.enqueue(kernel, config, args) }.map(|_| ())
+    }
+    /// [`launch`](Self::launch), returning the launch's ticket (tracking.rs). Once the runtime
+    /// accepted the launch, it is counted and noted for the next synchronize even where a
+    /// later step (its closing timing event) fails.
+    ///
+    /// # Safety
+    /// As [`launch`](Self::launch).
+    pub(crate) unsafe fn enqueue(&self, kernel: &Kernel<B>, config: &LaunchConfig, args: &[KernelArg]) -> Result<u64> {
         config.validate(&self.info)?;
         if kernel.ordinal != self.info.ordinal {
             return Err(Error::DeviceMismatch {
@@ -475,17 +506,29 @@ impl<B: Backend> Stream<B> {
             });
         }
         // A backend that cannot abort kernels gets the launch bracketed by events instead.
+        let shared = &self.shared;
         let limit = config.timeout.filter(|_| !B::ENFORCES_TIMEOUTS);
-        let start = limit.map(|_| B::record(&self.device, &self.raw)).transpose()?;
+        let start = limit.map(|_| B::record(&shared.device, &shared.raw)).transpose()?;
         // SAFETY: the caller guarantees the argument and lifetime bullets; validate() checked the config.
-        unsafe { B::launch(&self.device, &self.raw, &kernel.raw, config, args)? };
-        let timing = match (start, limit) {
-            (Some(start), Some(limit)) => Some((start, B::record(&self.device, &self.raw)?, limit)),
-            _ => None,
+        unsafe { B::launch(&shared.device, &shared.raw, &kernel.raw, config, args)? };
+        let ticket = shared.issue();
+        let (timing, late) = match (start, limit) {
+            (Some(start), Some(limit)) => match B::record(&shared.device, &shared.raw) {
+                Ok(end) => (Some((start, end, limit)), None),
+                Err(e) => (None, Some(e)),
+            },
+            _ => (None, None),
         };
         let launch = PendingLaunch { kernel: kernel.name.clone(), module: kernel.module.clone(), timing };
-        note_launch(&mut self.pending.lock().unwrap_or_else(PoisonError::into_inner), launch);
-        Ok(())
+        note_launch(&mut shared.pending.lock().unwrap_or_else(PoisonError::into_inner), launch);
+        match late {
+            Some(e) => Err(e),
+            None => Ok(ticket),
+        }
+    }
+    /// The shared part that buffers record their use with.
+    pub(crate) fn shared(&self) -> &Arc<StreamShared<B>> {
+        &self.shared
     }
     /// The ordinal of the stream's device.
     pub fn device_ordinal(&self) -> usize {
@@ -496,16 +539,14 @@ impl<B: Backend> Stream<B> {
     /// `synchronize` still reports them. A runtime error is left to that call too: the GPU
     /// runtimes keep reporting a failed context.
     pub(crate) fn wait_quietly(&self) {
-        let _ = B::synchronize(&self.device, &self.raw);
+        let _ = self.shared.wait();
     }
     /// Waits for all enqueued work; a kernel's barrier fault is reported here (or at launch),
     /// as [`Error::Fault`] naming the last kernel launched from the faulting module, and an
     /// overrun of a launch's timeout as [`Error::LaunchTimeout`]. Either is reported once:
     /// the next synchronize starts afresh.
     pub fn synchronize(&self) -> Result<()> {
-        let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
-        B::synchronize(&self.device, &self.raw)?;
-        settle_launches(&pending, |module| B::take_fault(&self.device, module), B::elapsed)
+        self.shared.synchronize()
     }
     /// Enqueues a device-to-device copy of all of `src` into `dst` (same length), ordered
     /// after the work enqueued before it; [`Stream::synchronize`] waits for it. Dropping a
@@ -535,7 +576,13 @@ impl<B: Backend> Stream<B> {
         if bytes == 0 {
             return Ok(());
         }
-        B::copy_device(&self.device, &self.raw, &mut dst.memory, 0, &src.memory, 0, bytes)
+        dst.in_flight.before_use(&self.shared)?;
+        src.in_flight.before_use(&self.shared)?;
+        B::copy_device(&self.shared.device, &self.shared.raw, &mut dst.memory, 0, &src.memory, 0, bytes)?;
+        let ticket = self.shared.issue();
+        dst.in_flight.used_by(&self.shared, ticket);
+        src.in_flight.used_by(&self.shared, ticket);
+        Ok(())
     }
     /// Records an event: two of them time the work between them
     /// ([`Event::elapsed_until`], after [`Stream::synchronize`]).
@@ -556,7 +603,7 @@ impl<B: Backend> Stream<B> {
     /// # Ok(()) }
     /// ```
     pub fn record(&self) -> Result<Event<B>> {
-        Ok(Event { raw: B::record(&self.device, &self.raw)? })
+        Ok(Event { raw: B::record(&self.shared.device, &self.shared.raw)? })
     }
 }
 

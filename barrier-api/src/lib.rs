@@ -38,6 +38,7 @@ mod fault;
 mod launch;
 mod params;
 mod pending;
+mod tracking;
 mod typed;
 mod variant;
 

@@ -15,11 +15,11 @@ const KEYWORDS: [&str; 52] = [
     "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen",
 ];
 
-/// `name` as a Rust identifier: raw where it is a keyword; `self`, `Self`, `super` and
-/// `crate` cannot be raw and get a trailing underscore.
+/// `name` as a Rust identifier: raw where it is a keyword; `self`, `Self`, `super`, `crate`
+/// and `_` cannot be raw and get a trailing underscore.
 fn identifier(name: &str) -> String {
     match name {
-        "self" | "Self" | "super" | "crate" => format!("{name}_"),
+        "self" | "Self" | "super" | "crate" | "_" => format!("{name}_"),
         _ if KEYWORDS.contains(&name) => format!("r#{name}"),
         _ => name.to_owned(),
     }
@@ -28,13 +28,13 @@ fn identifier(name: &str) -> String {
 /// The struct's own items, which a kernel's launcher must not shadow.
 const RESERVED_METHODS: [&str; 3] = ["load", "load_variant", "module"];
 
-/// The launcher's method name for `kernel`.
-pub fn method_name(kernel: &str) -> String {
-    if RESERVED_METHODS.contains(&kernel) {
-        format!("{kernel}_kernel")
-    } else {
-        identifier(kernel)
+/// The launcher's method name for `kernel`, unlike every name in `taken`.
+fn method_name(kernel: &str, taken: &[String]) -> String {
+    let mut name = if RESERVED_METHODS.contains(&kernel) { format!("{kernel}_kernel") } else { identifier(kernel) };
+    while taken.contains(&name) || RESERVED_METHODS.contains(&name.as_str()) {
+        name.push('_');
     }
+    name
 }
 
 /// The generated module for bundle `bundle`: every kernel of `kernels` that has a typed
@@ -49,6 +49,11 @@ pub fn module_source(bundle: &str, kernels: &[KernelDecl]) -> String {
     );
     let _ = writeln!(out, "/// The kernels of bundle `{bundle}` loaded on one device, each launched by a method typed");
     let _ = writeln!(out, "/// after its C++ signature (read from its declaration and checked by the compiler).");
+    let _ = writeln!(out, "///");
+    let _ = writeln!(out, "/// A launch checks the arguments' types and count, keeps the buffers borrowed until the");
+    let _ = writeln!(out, "/// work is done, and refuses buffers of another device. Whether a kernel stays within the");
+    let _ = writeln!(out, "/// buffers for the arguments it is given is its own contract, which declaring this module");
+    let _ = writeln!(out, "/// vouches for.");
     if !untyped.is_empty() {
         let _ =
             writeln!(out, "///\n/// Without a typed launcher (launch them through [`Kernels::module`] and the unsafe");
@@ -58,24 +63,24 @@ pub fn module_source(bundle: &str, kernels: &[KernelDecl]) -> String {
             let _ = writeln!(out, "/// - `{}` ({}:{}): {}", kernel.name, doc_path(kernel), kernel.line, doc_text(why));
         }
     }
-    let _ = writeln!(out, "pub struct Kernels<B: ::xbarrier::Backend> {{");
-    let _ = writeln!(out, "    module: ::xbarrier::Module<B>,");
+    let _ = writeln!(out, "pub struct Kernels<B: __xbarrier::Backend> {{");
+    let _ = writeln!(out, "    module: __xbarrier::Module<B>,");
     for (index, _) in typed.iter().enumerate() {
-        let _ = writeln!(out, "    kernel_{index}: ::xbarrier::Kernel<B>,");
+        let _ = writeln!(out, "    kernel_{index}: __xbarrier::Kernel<B>,");
     }
     let _ = writeln!(out, "}}\n");
-    let _ = writeln!(out, "impl<B: ::xbarrier::Backend> Kernels<B> {{");
+    let _ = writeln!(out, "impl<B: __xbarrier::Backend> Kernels<B> {{");
     let _ = writeln!(out, "    /// Loads the bundle's default variant on `device` and looks up every typed kernel.");
-    let _ = writeln!(out, "    pub fn load(device: &::xbarrier::Device<B>) -> ::xbarrier::Result<Self> {{");
-    let _ = writeln!(out, "        Self::load_variant(device, ::xbarrier::Variant::Default)");
+    let _ = writeln!(out, "    pub fn load(device: &__xbarrier::Device<B>) -> __xbarrier::Result<Self> {{");
+    let _ = writeln!(out, "        Self::load_variant(device, __xbarrier::Variant::Default)");
     let _ = writeln!(out, "    }}\n");
     let _ = writeln!(out, "    /// Loads the bundle's `variant` on `device` and looks up every typed kernel.");
     let _ = writeln!(
         out,
-        "    pub fn load_variant(device: &::xbarrier::Device<B>, variant: ::xbarrier::Variant) -> ::xbarrier::Result<Self> {{"
+        "    pub fn load_variant(device: &__xbarrier::Device<B>, variant: __xbarrier::Variant) -> __xbarrier::Result<Self> {{"
     );
     let _ =
-        writeln!(out, "        let module = device.load_variant(&::xbarrier::kernel_bundle!({bundle:?})?, variant)?;");
+        writeln!(out, "        let module = device.load_variant(&__xbarrier::kernel_bundle!({bundle:?})?, variant)?;");
     let _ = writeln!(out, "        Ok(Kernels {{");
     for (index, kernel) in typed.iter().enumerate() {
         let _ = writeln!(out, "            kernel_{index}: module.kernel({:?})?,", kernel.name);
@@ -84,12 +89,18 @@ pub fn module_source(bundle: &str, kernels: &[KernelDecl]) -> String {
     let _ = writeln!(out, "        }})");
     let _ = writeln!(out, "    }}\n");
     let _ = writeln!(out, "    /// The loaded module, for kernels launched untyped.");
-    let _ = writeln!(out, "    pub fn module(&self) -> &::xbarrier::Module<B> {{");
+    let _ = writeln!(out, "    pub fn module(&self) -> &__xbarrier::Module<B> {{");
     let _ = writeln!(out, "        &self.module");
     let _ = writeln!(out, "    }}");
-    for (index, kernel) in typed.iter().enumerate() {
+    // Kernel names are unique, but `load` becomes `load_kernel`, which a kernel may be called.
+    let mut methods: Vec<String> = Vec::new();
+    for kernel in &typed {
+        let name = method_name(&kernel.name, &methods);
+        methods.push(name);
+    }
+    for (index, (kernel, method)) in typed.iter().zip(&methods).enumerate() {
         out.push('\n');
-        launcher(&mut out, index, kernel);
+        launcher(&mut out, index, kernel, method);
     }
     let _ = writeln!(out, "}}");
     out
@@ -104,13 +115,13 @@ fn doc_text(text: &str) -> String {
     text.replace('`', "'").replace('[', "(").replace(']', ")")
 }
 
-fn launcher(out: &mut String, index: usize, kernel: &KernelDecl) {
+fn launcher(out: &mut String, index: usize, kernel: &KernelDecl, method: &str) {
     let Ok(params) = &kernel.params else { return };
     let mut names: Vec<String> = Vec::new();
     for (i, param) in params.iter().enumerate() {
         let mut name = param.name.as_deref().map(identifier).unwrap_or_else(|| format!("arg{i}"));
-        if matches!(name.as_str(), "stream" | "config") || names.contains(&name) {
-            name = format!("{name}_{i}");
+        while matches!(name.as_str(), "stream" | "config") || names.contains(&name) {
+            name.push('_');
         }
         names.push(name);
     }
@@ -122,34 +133,36 @@ fn launcher(out: &mut String, index: usize, kernel: &KernelDecl) {
         kernel.line
     );
     let _ = writeln!(out, "    ///");
-    let _ =
-        writeln!(out, "    /// The buffers stay borrowed until the returned [`::xbarrier::Launch`] is waited for or");
+    let _ = writeln!(
+        out,
+        "    /// The buffers stay borrowed until the returned [`Launch`](__xbarrier::Launch) is waited for or"
+    );
     let _ = writeln!(out, "    /// dropped, which waits for the stream.");
     let _ = writeln!(
         out,
         "    #[allow(clippy::too_many_arguments)] // one per kernel parameter, and the stream and configuration"
     );
-    let _ = write!(out, "    pub fn {}<'a>(\n        &self,\n        stream: &'a ::xbarrier::Stream<B>,\n        config: &::xbarrier::LaunchConfig,\n", method_name(&kernel.name));
+    let _ = write!(out, "    pub fn {}<'a>(\n        &self,\n        stream: &'a __xbarrier::Stream<B>,\n        config: &__xbarrier::LaunchConfig,\n", method);
     for (param, name) in params.iter().zip(&names) {
         let ty = match &param.ty {
             ParamType::Value(s) => s.scalar.rust().to_owned(),
             ParamType::Pointer { element, constant: true, .. } => {
-                format!("&'a ::xbarrier::Buffer<B, {}>", element.scalar.rust())
+                format!("&'a __xbarrier::Buffer<B, {}>", element.scalar.rust())
             }
             ParamType::Pointer { element, constant: false, .. } => {
-                format!("&'a mut ::xbarrier::Buffer<B, {}>", element.scalar.rust())
+                format!("&'a mut __xbarrier::Buffer<B, {}>", element.scalar.rust())
             }
         };
         let _ = writeln!(out, "        {name}: {ty},");
     }
-    let _ = writeln!(out, "    ) -> ::xbarrier::Result<::xbarrier::Launch<'a, B>> {{");
+    let _ = writeln!(out, "    ) -> __xbarrier::Result<__xbarrier::Launch<'a, B>> {{");
     let args: Vec<String> = params
         .iter()
         .zip(&names)
         .map(|(param, name)| match &param.ty {
-            ParamType::Value(_) => format!("::xbarrier::LaunchArg::from({name})"),
-            ParamType::Pointer { constant: true, .. } => format!("::xbarrier::LaunchArg::buffer({name})"),
-            ParamType::Pointer { constant: false, .. } => format!("::xbarrier::LaunchArg::buffer(&*{name})"),
+            ParamType::Value(_) => format!("__xbarrier::LaunchArg::from({name})"),
+            ParamType::Pointer { constant: true, .. } => format!("__xbarrier::LaunchArg::buffer({name})"),
+            ParamType::Pointer { constant: false, .. } => format!("__xbarrier::LaunchArg::buffer(&*{name})"),
         })
         .collect();
     let _ =
@@ -164,7 +177,7 @@ fn launcher(out: &mut String, index: usize, kernel: &KernelDecl) {
     );
     let _ = writeln!(
         out,
-        "        unsafe {{ ::xbarrier::Launch::start(stream, &self.kernel_{index}, config, &[{}]) }}",
+        "        unsafe {{ __xbarrier::Launch::start(stream, &self.kernel_{index}, config, &[{}]) }}",
         args.join(", ")
     );
     let _ = writeln!(out, "    }}");
@@ -182,8 +195,11 @@ mod tests {
         assert_eq!(identifier("in"), "r#in");
         assert_eq!(identifier("self"), "self_");
         assert_eq!(identifier("n"), "n");
-        assert_eq!(method_name("load"), "load_kernel");
-        assert_eq!(method_name("match"), "r#match");
+        assert_eq!(identifier("_"), "__");
+        assert_eq!(method_name("load", &[]), "load_kernel");
+        assert_eq!(method_name("load", &["load_kernel".to_owned()]), "load_kernel_");
+        assert_eq!(method_name("module_", &[]), "module_");
+        assert_eq!(method_name("match", &[]), "r#match");
     }
 
     #[test]
@@ -197,17 +213,17 @@ mod tests {
         let source = module_source("my_kernels", &kernels);
         for want in [
             "pub fn stream_in<'a>(",
-            "r#in: &'a ::xbarrier::Buffer<B, f32>,",
-            "out: &'a mut ::xbarrier::Buffer<B, f32>,",
+            "r#in: &'a __xbarrier::Buffer<B, f32>,",
+            "out: &'a mut __xbarrier::Buffer<B, f32>,",
             "n: u32,",
-            "::xbarrier::Launch::start(stream, &self.kernel_0, config, &[::xbarrier::LaunchArg::buffer(r#in), ::xbarrier::LaunchArg::buffer(&*out), ::xbarrier::LaunchArg::from(n)])",
+            "__xbarrier::Launch::start(stream, &self.kernel_0, config, &[__xbarrier::LaunchArg::buffer(r#in), __xbarrier::LaunchArg::buffer(&*out), __xbarrier::LaunchArg::from(n)])",
             "/// - `with_struct` (kernels/k.cpp:2): parameter 1 ('struct params p') is a struct type",
             "pub fn load_kernel<'a>(",
-            "stream_0: i32,",
+            "stream_: i32,",
             "arg1: f64,",
             "arg2: f64,",
             "kernel_1: module.kernel(\"load\")?,",
-            "::xbarrier::kernel_bundle!(\"my_kernels\")",
+            "__xbarrier::kernel_bundle!(\"my_kernels\")",
         ] {
             assert!(source.contains(want), "missing {want:?} in:\n{source}");
         }

@@ -435,6 +435,7 @@ impl Kernels {
         }
         text.push_str("\n// The signatures the typed launchers were generated from, confirmed by the compiler.\n");
         text.push_str("#include <xbarrier/kernel_signature.hpp>\n");
+        text.push_str(&signature::macro_guards(kernels));
         for check in kernels.iter().filter_map(KernelDecl::check) {
             text.push_str(&check);
         }

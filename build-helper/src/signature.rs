@@ -131,6 +131,8 @@ pub struct KernelDecl {
     pub file: PathBuf,
     /// See `file`.
     pub line: usize,
+    /// The namespaces it is declared in, as a qualifier (`a::b::`), empty at file scope.
+    pub scope: String,
     /// Its parameters, or why the typed launchers cannot bind them.
     pub params: Result<Vec<Param>, String>,
 }
@@ -153,12 +155,14 @@ impl KernelDecl {
         }
     }
 
-    /// The compile-time check appended to the bundle's translation unit: the kernel's type is
-    /// the one read, and each scalar has the size its Rust type has.
+    /// The compile-time check appended to the bundle's translation unit (after
+    /// `macro_guards`): the kernel's type is the one read, and each scalar has the size its
+    /// Rust type has.
     pub fn check(&self) -> Option<String> {
         let params = self.params.as_ref().ok()?;
         let types: Vec<String> = params.iter().map(|p| p.ty.c_type()).collect();
-        let mut text = format!("XB_KERNEL_SIGNATURE({}, void({}));\n", self.name, types.join(", "));
+        let mut text = String::new();
+        text.push_str(&format!("XB_KERNEL_SIGNATURE({}{}, void({}));\n", self.scope, self.name, types.join(", ")));
         let mut sized: Vec<&CScalar> = Vec::new();
         for scalar in params.iter().map(|p| p.ty.scalar()) {
             if !sized.contains(&scalar) {
@@ -170,18 +174,65 @@ impl KernelDecl {
     }
 }
 
+/// Preprocessor checks that no word of the typed kernels' checks is a macro: a macro would
+/// change the kernel and its check alike (`#define size_t float*`), so the check could not
+/// catch a misreading. One `#error` per word, naming it.
+pub fn macro_guards(kernels: &[KernelDecl]) -> String {
+    let mut words: Vec<&str> = Vec::new();
+    for kernel in kernels {
+        let Ok(params) = &kernel.params else { continue };
+        let spellings = params.iter().map(|p| p.ty.scalar().spelling.as_str());
+        let scope = kernel.scope.split("::");
+        for text in ["void", "const", "volatile", kernel.name.as_str()].into_iter().chain(scope).chain(spellings) {
+            for word in text.split(' ').filter(|w| !w.is_empty()) {
+                if !words.contains(&word) {
+                    words.push(word);
+                }
+            }
+        }
+    }
+    words
+        .iter()
+        .map(|word| {
+            format!(
+                "#ifdef {word}\n#error \"xbarrier-build: `{word}` is a macro here, so a typed launcher's signature may not be what the compiler sees; #undef it after the kernels that need it, or declare those kernels inside #if to launch them untyped\"\n#endif\n"
+            )
+        })
+        .collect()
+}
+
 /// Every `XB_KERNEL` declared in `text` (the contents of `file`), in order, each name once.
 /// A declaration the reader cannot follow at all (no name) is skipped: it names no kernel.
 pub fn read_kernels(file: &Path, text: &str) -> Vec<KernelDecl> {
     let tokens = tokenize(text);
     let mut kernels: Vec<KernelDecl> = Vec::new();
+    // The enclosing braces, each with the namespace it opens (None for other braces), so
+    // that the check can name a kernel declared in a namespace by its qualified name.
+    let mut braces: Vec<Option<String>> = Vec::new();
+    let mut namespace: Option<String> = None;
     for (at, token) in tokens.iter().enumerate() {
-        if token.text != "XB_KERNEL" {
-            continue;
-        }
-        if let Some(kernel) = read_declaration(file, &tokens, at) {
-            if !kernels.iter().any(|k| k.name == kernel.name) {
-                kernels.push(kernel);
+        match token.text.as_str() {
+            "namespace" => namespace = Some(String::new()),
+            "{" => braces.push(namespace.take()),
+            "}" => {
+                braces.pop();
+            }
+            ";" | "=" => namespace = None, // a namespace alias, not a block
+            "XB_KERNEL" => {
+                let scope: String =
+                    braces.iter().flatten().filter(|n| !n.is_empty()).map(|n| format!("{n}::")).collect();
+                if let Some(kernel) = read_declaration(file, &tokens, at, scope) {
+                    if !kernels.iter().any(|k| k.name == kernel.name) {
+                        kernels.push(kernel);
+                    }
+                }
+            }
+            text => {
+                if let Some(name) = namespace.as_mut() {
+                    if text != "inline" {
+                        name.push_str(text); // `a`, `::`, `b` of `namespace a::b {`
+                    }
+                }
             }
         }
     }
@@ -249,9 +300,19 @@ fn tokenize(text: &str) -> Vec<Token> {
                 "endif" => conditional = conditional.saturating_sub(1),
                 _ => {}
             }
+        } else if c == 'R' && next == Some('"') {
+            // A raw string literal R"delim( ... )delim": skipped whole, quotes and all.
+            let open: String = chars[i + 2..].iter().take_while(|&&c| c != '(' && c != '\n').collect();
+            let close: Vec<char> = format!("){open}\"").chars().collect();
+            i += 2 + open.len() + 1;
+            while i < chars.len() && !chars[i..].starts_with(&close) {
+                line += usize::from(chars[i] == '\n');
+                i += 1;
+            }
+            i += close.len();
+            line_start = false;
         } else if c == '"' || c == '\'' {
-            // A literal: skipped, escapes included (a raw string's body is rare in kernel
-            // declarations and can only hide tokens, never add them).
+            // A literal: skipped, escapes included.
             i += 1;
             while i < chars.len() && chars[i] != c {
                 if chars[i] == '\\' {
@@ -339,7 +400,7 @@ fn skip_group(tokens: &[Token], at: usize) -> usize {
     tokens.len()
 }
 
-fn read_declaration(file: &Path, tokens: &[Token], at: usize) -> Option<KernelDecl> {
+fn read_declaration(file: &Path, tokens: &[Token], at: usize, scope: String) -> Option<KernelDecl> {
     let start = &tokens[at];
     let mut i = skip_decorations(tokens, at + 1);
     let returns = tokens.get(i)?.text.clone();
@@ -357,7 +418,7 @@ fn read_declaration(file: &Path, tokens: &[Token], at: usize) -> Option<KernelDe
     } else {
         read_params(inside)
     };
-    Some(KernelDecl { name: name.text.clone(), file: file.to_path_buf(), line: start.line, params })
+    Some(KernelDecl { name: name.text.clone(), file: file.to_path_buf(), line: start.line, scope, params })
 }
 
 fn read_params(tokens: &[Token]) -> Result<Vec<Param>, String> {
@@ -384,6 +445,9 @@ fn read_params(tokens: &[Token]) -> Result<Vec<Param>, String> {
         } else {
             current.push(text);
         }
+    }
+    if depth != 0 {
+        return Err("has unbalanced brackets (a `<` or `>` in a default argument, say)".to_owned());
     }
     Ok(params)
 }
@@ -654,6 +718,22 @@ XB_KERNEL void plain(int x);
     }
 
     #[test]
+    fn raw_strings_unbalanced_brackets_and_namespaces() {
+        let text = "const char* s = R\"x( XB_KERNEL void fake(double* p) {} )x\";\n\
+                    XB_KERNEL void fake(float* p) {}\n\
+                    XB_KERNEL void odd(int n = 1 < 2, float* p) {}\n\
+                    namespace outer { inline namespace v1 { XB_KERNEL void inner(int x) {} } }\n\
+                    namespace alias = outer;\n\
+                    XB_KERNEL void after(int x) {}\n";
+        let kernels = read(text);
+        let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names, ["fake", "odd", "inner", "after"], "nothing from inside the raw string");
+        assert_eq!(kernels[0].c_signature(), "fake(float* p)");
+        assert!(kernels[1].params.as_ref().is_err_and(|why| why.contains("unbalanced")), "{:?}", kernels[1]);
+        assert_eq!((kernels[2].scope.as_str(), kernels[3].scope.as_str()), ("outer::v1::", ""));
+    }
+
+    #[test]
     fn the_check_names_the_type_and_every_scalar_size() {
         let kernels = read("XB_KERNEL void k(const float* in, float* out, long n, unsigned m) {}");
         assert_eq!(
@@ -664,5 +744,12 @@ XB_KERNEL void plain(int x);
              XB_KERNEL_SCALAR_SIZE(unsigned int, 4);\n"
         );
         assert!(read("XB_KERNEL void k(struct s x) {}")[0].check().is_none());
+        let guards = macro_guards(&kernels);
+        for word in ["void", "const", "volatile", "k", "float", "long", "unsigned", "int"] {
+            assert_eq!(guards.matches(&format!("#ifdef {word}\n")).count(), 1, "{word}: {guards}");
+        }
+        let scoped = read("namespace a { namespace b { XB_KERNEL void k(int x) {} } }");
+        assert_eq!(scoped[0].check().expect("typed").lines().next(), Some("XB_KERNEL_SIGNATURE(a::b::k, void(int));"));
+        assert!(macro_guards(&scoped).contains("#ifdef b\n"));
     }
 }

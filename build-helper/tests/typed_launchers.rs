@@ -1,6 +1,7 @@
 //! The typed launchers of a bundle built for the host backend: the generated module holds a
 //! launcher per kernel whose signature was read and a note per kernel that has none, and the
-//! compiler confirms each reading, so a declaration the reader misreads fails the build.
+//! compiler confirms each reading, so a declaration the reader misreads fails the build, as
+//! does a macro that would change the kernel and the check alike.
 
 use std::path::{Path, PathBuf};
 
@@ -40,12 +41,12 @@ fn every_readable_kernel_gets_a_launcher() {
     let module = std::fs::read_to_string(dir.join("readable.rs")).expect("the launchers were written");
     for want in [
         "pub fn scale<'a>(",
-        "r#in: &'a ::xbarrier::Buffer<B, f32>,",
-        "out: &'a mut ::xbarrier::Buffer<B, f32>,",
+        "r#in: &'a __xbarrier::Buffer<B, f32>,",
+        "out: &'a mut __xbarrier::Buffer<B, f32>,",
         "by: f32,",
         "pub fn widths<'a>(",
-        "a: &'a mut ::xbarrier::Buffer<B, i8>,",
-        "b: &'a ::xbarrier::Buffer<B, u16>,",
+        "a: &'a mut __xbarrier::Buffer<B, i8>,",
+        "b: &'a __xbarrier::Buffer<B, u16>,",
         "c: i64,",
         "d: u64,",
         "e: f64,",
@@ -72,14 +73,14 @@ fn a_reading_the_compiler_disagrees_with_fails_the_build() {
     let text = error.to_string();
     assert!(text.contains("xbarrier-build read kernel `fill` as void(unsigned int, float*)"), "{text}");
 
-    // A macro that renames a type applies to the check too; the size check still catches it.
+    // A macro that renames a type would change the check as well: the build refuses it.
     let dir = with_source(
-        "resized",
+        "renamed",
         "#include <xbarrier/barrier.hpp>\n\
-         #define float double\n\
-         XB_KERNEL void fill(float* out) { out[0] = 1; }\n",
+         #define size_t float*\n\
+         XB_KERNEL void fill(size_t n) { n[0] = 1; }\n",
     );
-    let error = Kernels::new("resized").file(dir.join("kernels.cpp")).build_into(&metadata(), &dir).unwrap_err();
+    let error = Kernels::new("renamed").file(dir.join("kernels.cpp")).build_into(&metadata(), &dir).unwrap_err();
     let text = error.to_string();
-    assert!(text.contains("xbarrier-build binds `float` as 4 bytes"), "{text}");
+    assert!(text.contains("xbarrier-build: `size_t` is a macro here"), "{text}");
 }

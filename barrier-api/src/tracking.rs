@@ -1,0 +1,103 @@
+//! Which stream work a buffer is in flight on, so that nothing the host does to the buffer,
+//! and no work of another stream, overlaps a kernel or copy that may still use it.
+//!
+//! A stream numbers the work it enqueues (tickets, counted after the runtime accepted the
+//! work) and remembers the highest ticket a synchronize has seen finish. A buffer remembers
+//! its last use: the stream and the ticket. Before another stream uses the buffer, or the host
+//! reads, writes or frees it, an unfinished last use is waited for by synchronizing its
+//! stream. This holds however the borrows a typed launch takes end, `std::mem::forget` of its
+//! [`Launch`](crate::Launch) included.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::pending::{settle_launches, PendingLaunch};
+use crate::{Backend, Result};
+
+/// A stream's runtime handle and its progress, shared with the buffers its work uses.
+pub(crate) struct StreamShared<B: Backend> {
+    pub(crate) device: Arc<B::Device>,
+    pub(crate) raw: B::Stream,
+    /// Launches since the last synchronize whose module or time limit it must check.
+    pub(crate) pending: Mutex<Vec<PendingLaunch<B::Module, B::Event>>>,
+    /// Tickets handed out: the work enqueued so far.
+    issued: AtomicU64,
+    /// The highest ticket known finished.
+    finished: AtomicU64,
+}
+
+impl<B: Backend> StreamShared<B> {
+    pub(crate) fn new(device: Arc<B::Device>, raw: B::Stream) -> StreamShared<B> {
+        StreamShared {
+            device,
+            raw,
+            pending: Mutex::new(Vec::new()),
+            issued: AtomicU64::new(0),
+            finished: AtomicU64::new(0),
+        }
+    }
+
+    /// The ticket of work the runtime has just accepted. Counted after the enqueue, so that a
+    /// synchronize that reads the count has that work in its runtime call too.
+    pub(crate) fn issue(&self) -> u64 {
+        self.issued.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    fn is_finished(&self, ticket: u64) -> bool {
+        self.finished.load(Ordering::Acquire) >= ticket
+    }
+
+    /// Waits for the stream's work, leaving its reports (faults, timeouts) to
+    /// [`synchronize`](Self::synchronize).
+    pub(crate) fn wait(&self) -> Result<()> {
+        let target = self.issued.load(Ordering::Acquire);
+        B::synchronize(&self.device, &self.raw)?;
+        self.finished.fetch_max(target, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Waits for the stream's work and reports what it left: a barrier fault, then a timeout.
+    pub(crate) fn synchronize(&self) -> Result<()> {
+        let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
+        self.wait()?;
+        settle_launches(&pending, |module| B::take_fault(&self.device, module), B::elapsed)
+    }
+}
+
+/// A buffer's last use by stream work.
+pub(crate) struct InFlight<B: Backend> {
+    last: Mutex<Option<(Arc<StreamShared<B>>, u64)>>,
+}
+
+impl<B: Backend> InFlight<B> {
+    pub(crate) fn new() -> InFlight<B> {
+        InFlight { last: Mutex::new(None) }
+    }
+
+    /// Before `stream` enqueues work that uses the buffer: unfinished work of another stream
+    /// that uses it is waited for (work of `stream` itself runs before, in stream order).
+    pub(crate) fn before_use(&self, stream: &Arc<StreamShared<B>>) -> Result<()> {
+        let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*last {
+            Some((other, ticket)) if !Arc::ptr_eq(other, stream) && !other.is_finished(*ticket) => other.wait(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Records that the work `ticket` of `stream` uses the buffer.
+    pub(crate) fn used_by(&self, stream: &Arc<StreamShared<B>>, ticket: u64) {
+        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some((stream.clone(), ticket));
+    }
+
+    /// Before the host reads, writes or frees the buffer: its last use is waited for.
+    pub(crate) fn before_host_access(&self) -> Result<()> {
+        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((stream, ticket)) = &*last {
+            if !stream.is_finished(*ticket) {
+                stream.wait()?;
+            }
+        }
+        *last = None;
+        Ok(())
+    }
+}
