@@ -220,8 +220,11 @@ macro_rules! kernels {
         $(#[$attr])*
         $vis mod $name {
             // The generated code names xbarrier through this, whatever the crate calls it.
+            #[doc(hidden)]
             #[allow(unused_imports)]
-            use $crate as __xbarrier;
+            mod __xbarrier {
+                pub use $crate::*;
+            }
             include!(concat!(env!("OUT_DIR"), "/", stringify!($name), ".rs"));
         }
     };

@@ -133,10 +133,7 @@ fn launcher(out: &mut String, index: usize, kernel: &KernelDecl, method: &str) {
         kernel.line
     );
     let _ = writeln!(out, "    ///");
-    let _ = writeln!(
-        out,
-        "    /// The buffers stay borrowed until the returned [`Launch`](__xbarrier::Launch) is waited for or"
-    );
+    let _ = writeln!(out, "    /// The buffers stay borrowed until the returned `Launch` is waited for or");
     let _ = writeln!(out, "    /// dropped, which waits for the stream.");
     let _ = writeln!(
         out,
