@@ -829,8 +829,11 @@ fn another_streams_work_waits_for_a_buffers_last_use() {
     slow_add(&data);
     let args = [LaunchArg::buffer(&data), LaunchArg::from(64u32), LaunchArg::from(1.0f32)];
     // SAFETY: as above.
-    unsafe { Launch::start(&second, &add, &config, &args) }.expect("add on the second stream").wait().expect("wait");
+    let launch = unsafe { Launch::start(&second, &add, &config, &args) }.expect("add on the second stream");
+    // Timed before the wait: a synchronize reads the fault record with a synchronous copy,
+    // which waits for every blocking stream anyway.
     assert!(started.elapsed() >= Duration::from_millis(100), "the second stream's add did not wait for the first's");
+    launch.wait().expect("wait");
     assert_eq!(data.download().expect("download"), [3.0; 64]);
 
     let source = device.upload(&[1.0f32; 64]).expect("upload");
