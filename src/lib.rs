@@ -11,24 +11,26 @@
 //! | `cuda` | `Cuda` | NVIDIA GPUs |
 //! | `hip` | `Hip` | AMD GPUs |
 //!
-//! A crate with its own kernels compiles them in its build script with `xbarrier-build`
-//! and loads them with [`kernel_bundle!`]:
+//! A crate with its own kernels compiles them in its build script with `xbarrier-build`,
+//! which also generates a launcher per kernel typed after its C++ signature; the crate
+//! declares those with [`kernels!`] and launches with no `unsafe`. Here the conformance
+//! kernels' launchers stand in for a crate's own (`xbc_round_trip(unsigned phases)`):
 //!
-//! ```no_run
-//! use xbarrier::{Device, DefaultBackend, LaunchConfig};
+//! ```
+//! // build.rs: xbarrier_build::Kernels::new("my_kernels").dir("kernels").build_or_exit();
+//! // src/lib.rs: xbarrier::kernels!(pub mod my_kernels);
+//! use xbarrier::{Device, Host, LaunchConfig};
+//! use xbarrier_conformance::kernels::Kernels;
 //! # fn main() -> xbarrier::Result<()> {
-//! # let bundle = xbarrier::KernelBundle::parse("none", b"XBK2\0\0\0\0\0\0\0\0")?;
-//! // let bundle = xbarrier::kernel_bundle!("my_kernels")?;
-//! let device = Device::<DefaultBackend>::open(0)?;
-//! let module = device.load(&bundle)?;
-//! let kernel = module.kernel("scale")?;
-//! let data = device.upload(&[1.0f32; 256])?;
+//! let device = Device::<Host>::open(0)?; // or Device::<DefaultBackend>
+//! let kernels = Kernels::load(&device)?;
 //! let stream = device.stream()?;
-//! // SAFETY: `scale(float*, unsigned)` takes exactly these arguments; `data` outlives the sync.
-//! unsafe { stream.launch(&kernel, &LaunchConfig::new(1, 256), &[data.arg(), 256u32.into()])? };
-//! stream.synchronize()?;
+//! kernels.xbc_round_trip(&stream, &LaunchConfig::new(2, 64), 100)?.wait()?;
 //! # Ok(()) }
 //! ```
+//!
+//! [`kernel_bundle!`] loads a bundle for the untyped, `unsafe` [`Stream::launch`], which
+//! kernels whose signature the build cannot type need.
 //!
 //! ## A runnable example on the host backend
 //!
@@ -40,23 +42,19 @@
 //!
 //! ```
 //! use xbarrier::{Device, Host, LaunchConfig};
+//! use xbarrier_conformance::kernels::Kernels;
 //! # fn main() -> xbarrier::Result<()> {
 //! let device = Device::<Host>::open(0)?;
-//! let module = device.load(&xbarrier_conformance::bundle()?)?;
-//! let kernel = module.kernel("xbc_copy_tx")?;
+//! let kernels = Kernels::load(&device)?;
 //! let (bytes, pieces, rounds) = (1024u32, 4u32, 2u32);
 //! // Round r reads `bytes` from word 4 * r on, so the source holds 4 words per extra round.
 //! let words: Vec<u32> = (0..bytes / 4 + 4 * rounds).collect();
 //! let src = device.upload(&words)?;
-//! let report = device.alloc::<u64>(4)?;
+//! let mut report = device.alloc::<u64>(4)?;
 //! let stream = device.stream()?;
 //! let config = LaunchConfig::new(1, 64).shared(bytes);
-//! // SAFETY: xbc_copy_tx(const unsigned*, unsigned long long*, unsigned, unsigned, unsigned);
-//! // both buffers live until after synchronize().
-//! unsafe {
-//!     stream.launch(&kernel, &config, &[src.arg(), report.arg(), bytes.into(), pieces.into(), rounds.into()])?
-//! };
-//! stream.synchronize()?;
+//! // xbc_copy_tx(const unsigned*, unsigned long long*, unsigned, unsigned, unsigned)
+//! kernels.xbc_copy_tx(&stream, &config, &src, &mut report, bytes, pieces, rounds)?.wait()?;
 //! assert_eq!(report.download()?[0], 0, "every word of the tile landed before the phase completed");
 //! # Ok(()) }
 //! ```
@@ -70,15 +68,14 @@
 //!
 //! ```
 //! use xbarrier::{BarrierOp, Device, Error, FaultKind, Host, LaunchConfig};
+//! use xbarrier_conformance::kernels::Kernels;
 //! # fn main() -> xbarrier::Result<()> {
 //! let device = Device::<Host>::open(0)?;
-//! let module = device.load(&xbarrier_conformance::bundle()?)?;
-//! let kernel = module.kernel("xbm_over_arrival")?;
+//! let kernels = Kernels::load(&device)?;
 //! let stream = device.stream()?;
-//! if module.checked() {
-//!     // SAFETY: xbm_over_arrival(unsigned fb, unsigned ft).
-//!     let result = unsafe { stream.launch(&kernel, &LaunchConfig::new(2, 4), &[1u32.into(), 2u32.into()]) }
-//!         .and_then(|()| stream.synchronize());
+//! if kernels.module().checked() {
+//!     // xbm_over_arrival(unsigned fb, unsigned ft)
+//!     let result = kernels.xbm_over_arrival(&stream, &LaunchConfig::new(2, 4), 1, 2).and_then(|launch| launch.wait());
 //!     match result {
 //!         Err(Error::Fault(fault)) => {
 //!             assert_eq!((fault.kind, fault.op), (FaultKind::OverArrival, BarrierOp::Arrive));
@@ -195,7 +192,8 @@ macro_rules! kernel_bundle {
 
 /// Declares the module of typed launchers that the crate's build script generated for bundle
 /// `name` with `xbarrier-build`: `xbarrier::kernels!(mod name);` (with any visibility and
-/// attributes, doc comments included) makes
+/// attributes, doc comments included; `mod other = "name"` names the module differently)
+/// makes
 /// `name::Kernels<B>`, which loads the bundle on a device and has one method per kernel,
 /// typed after its C++ signature.
 ///
@@ -217,6 +215,9 @@ macro_rules! kernel_bundle {
 #[macro_export]
 macro_rules! kernels {
     ($(#[$attr:meta])* $vis:vis mod $name:ident) => {
+        $crate::kernels!($(#[$attr])* $vis mod $name = stringify!($name));
+    };
+    ($(#[$attr:meta])* $vis:vis mod $name:ident = $bundle:expr) => {
         $(#[$attr])*
         $vis mod $name {
             // The generated code names xbarrier through this, whatever the crate calls it.
@@ -225,7 +226,7 @@ macro_rules! kernels {
             mod __xbarrier {
                 pub use $crate::*;
             }
-            include!(concat!(env!("OUT_DIR"), "/", stringify!($name), ".rs"));
+            include!(concat!(env!("OUT_DIR"), "/", $bundle, ".rs"));
         }
     };
 }

@@ -14,3 +14,9 @@ pub use trials::{check, check_on, check_with, trials, trials_with, BundleSource,
 pub fn bundle() -> xbarrier::Result<xbarrier::KernelBundle> {
     xbarrier::kernel_bundle!("conformance")
 }
+
+xbarrier::kernels!(
+    /// The conformance and misuse kernels with their typed launchers (the suites launch them
+    /// by name; the API's documentation examples launch them typed).
+    pub mod kernels = "conformance"
+);
