@@ -783,6 +783,11 @@ fn typed_launches_check_devices_and_wait_when_dropped() {
         Ok(_) => panic!("a buffer of device 1 was launched on device 0"),
     }
     assert!(logged("cuLaunch").is_empty(), "{}", log());
+    let mut here = device.alloc::<f32>(64).expect("alloc");
+    match stream.copy(&mut here, &elsewhere) {
+        Err(Error::DeviceMismatch { what, found: 1, stream: 0, .. }) => assert_eq!(what, "the source"),
+        other => panic!("expected a device mismatch, got {other:?}"),
+    }
 
     // Dropped without wait(): the drop waits for the stream (the spin takes 100 ms).
     let spin = module.kernel("spin").expect("spin");

@@ -355,8 +355,10 @@ impl<B: Backend, T: DeviceCopy> Buffer<B, T> {
 }
 
 impl<B: Backend, T: DeviceCopy> Drop for Buffer<B, T> {
-    /// Waits for stream work that may still use the buffer before it is freed. A failed wait
-    /// (a broken context) frees it anyway: the runtime reports that context's error on.
+    /// Waits for the typed launches and copies that may still use the buffer before it is
+    /// freed (however long they run: a hung kernel holds the drop as it holds a
+    /// synchronize). A failed wait (a broken context) frees it anyway: the runtime reports
+    /// that context's error on.
     fn drop(&mut self) {
         let _ = self.in_flight.before_host_access();
     }
@@ -487,15 +489,38 @@ impl<B: Backend> Stream<B> {
     /// ```
     pub unsafe fn launch(&self, kernel: &Kernel<B>, config: &LaunchConfig, args: &[KernelArg]) -> Result<()> {
         // SAFETY: the caller's contract is this function's.
-        unsafe { self.enqueue(kernel, config, args) }.map(|_| ())
+        let (_, result) = unsafe { self.enqueue(kernel, config, args) };
+        result
     }
-    /// [`launch`](Self::launch), returning the launch's ticket (tracking.rs). Once the runtime
-    /// accepted the launch, it is counted and noted for the next synchronize even where a
-    /// later step (its closing timing event) fails.
+    /// [`launch`](Self::launch), with the launch's ticket (tracking.rs) where the runtime
+    /// accepted it. Once accepted, it is counted and noted for the next synchronize even where
+    /// a later step (its closing timing event) fails: then the ticket comes with the error.
     ///
     /// # Safety
     /// As [`launch`](Self::launch).
-    pub(crate) unsafe fn enqueue(&self, kernel: &Kernel<B>, config: &LaunchConfig, args: &[KernelArg]) -> Result<u64> {
+    pub(crate) unsafe fn enqueue(
+        &self,
+        kernel: &Kernel<B>,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+    ) -> (Option<u64>, Result<()>) {
+        // SAFETY: the caller's contract is this function's.
+        match unsafe { self.submit(kernel, config, args) } {
+            Ok((ticket, late)) => (Some(ticket), late.map_or(Ok(()), Err)),
+            Err(e) => (None, Err(e)),
+        }
+    }
+    /// Validates and submits a launch: its ticket, and an error of a step after the runtime
+    /// accepted it.
+    ///
+    /// # Safety
+    /// As [`launch`](Self::launch).
+    unsafe fn submit(
+        &self,
+        kernel: &Kernel<B>,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+    ) -> Result<(u64, Option<Error>)> {
         config.validate(&self.info)?;
         if kernel.ordinal != self.info.ordinal {
             return Err(Error::DeviceMismatch {
@@ -521,10 +546,7 @@ impl<B: Backend> Stream<B> {
         };
         let launch = PendingLaunch { kernel: kernel.name.clone(), module: kernel.module.clone(), timing };
         note_launch(&mut shared.pending.lock().unwrap_or_else(PoisonError::into_inner), launch);
-        match late {
-            Some(e) => Err(e),
-            None => Ok(ticket),
-        }
+        Ok((ticket, late))
     }
     /// The shared part that buffers record their use with.
     pub(crate) fn shared(&self) -> &Arc<StreamShared<B>> {
@@ -548,10 +570,10 @@ impl<B: Backend> Stream<B> {
     pub fn synchronize(&self) -> Result<()> {
         self.shared.synchronize()
     }
-    /// Enqueues a device-to-device copy of all of `src` into `dst` (same length), ordered
-    /// after the work enqueued before it; [`Stream::synchronize`] waits for it. Dropping a
-    /// buffer before then is sound: the GPU runtimes' frees wait for work still using the
-    /// memory, and the host backend copies before returning.
+    /// Enqueues a device-to-device copy of all of `src` into `dst` (same length, the stream's
+    /// device), ordered after the work enqueued before it; [`Stream::synchronize`] waits for
+    /// it. The buffers remember the copy: their drop, host access and other streams' work on
+    /// them wait for it.
     ///
     /// ```
     /// # fn main() -> xbarrier_api::Result<()> {
@@ -566,6 +588,16 @@ impl<B: Backend> Stream<B> {
     /// # Ok(()) }
     /// ```
     pub fn copy<T: DeviceCopy>(&self, dst: &mut Buffer<B, T>, src: &Buffer<B, T>) -> Result<()> {
+        for (what, ordinal) in [("the destination", dst.ordinal), ("the source", src.ordinal)] {
+            if ordinal != self.info.ordinal {
+                return Err(Error::DeviceMismatch {
+                    kernel: "Stream::copy".into(),
+                    what: what.into(),
+                    found: ordinal,
+                    stream: self.info.ordinal,
+                });
+            }
+        }
         if dst.len != src.len {
             return Err(Error::InvalidArgument {
                 call: "Stream::copy",

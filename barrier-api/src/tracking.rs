@@ -3,9 +3,9 @@
 //!
 //! A stream numbers the work it enqueues (tickets, counted after the runtime accepted the
 //! work) and remembers the highest ticket a synchronize has seen finish. A buffer remembers
-//! its last use: the stream and the ticket. Before another stream uses the buffer, or the host
-//! reads, writes or frees it, an unfinished last use is waited for by synchronizing its
-//! stream. This holds however the borrows a typed launch takes end, `std::mem::forget` of its
+//! its last use per stream: the stream and the highest ticket. Before another stream uses the
+//! buffer, or the host reads, writes or frees it, every unfinished use of another stream (of
+//! any stream, for the host) is waited for by synchronizing that stream. This holds however the borrows a typed launch takes end, `std::mem::forget` of its
 //! [`Launch`](crate::Launch) included.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,9 +17,10 @@ use crate::{Backend, Result};
 /// A stream's runtime handle and its progress, shared with the buffers its work uses.
 pub(crate) struct StreamShared<B: Backend> {
     pub(crate) device: Arc<B::Device>,
-    pub(crate) raw: B::Stream,
-    /// Launches since the last synchronize whose module or time limit it must check.
+    /// Launches since the last synchronize whose module or time limit it must check (dropped
+    /// before the stream itself: they hold its events).
     pub(crate) pending: Mutex<Vec<PendingLaunch<B::Module, B::Event>>>,
+    pub(crate) raw: B::Stream,
     /// Tickets handed out: the work enqueued so far.
     issued: AtomicU64,
     /// The highest ticket known finished.
@@ -30,8 +31,8 @@ impl<B: Backend> StreamShared<B> {
     pub(crate) fn new(device: Arc<B::Device>, raw: B::Stream) -> StreamShared<B> {
         StreamShared {
             device,
-            raw,
             pending: Mutex::new(Vec::new()),
+            raw,
             issued: AtomicU64::new(0),
             finished: AtomicU64::new(0),
         }
@@ -64,40 +65,49 @@ impl<B: Backend> StreamShared<B> {
     }
 }
 
-/// A buffer's last use by stream work.
+/// A buffer's last use by each stream that used it. One entry per stream, so that two
+/// threads launching on two streams with the same buffer both stay recorded, and each entry
+/// keeps the highest ticket, whatever order the threads record in.
 pub(crate) struct InFlight<B: Backend> {
-    last: Mutex<Option<(Arc<StreamShared<B>>, u64)>>,
+    uses: Mutex<Vec<(Arc<StreamShared<B>>, u64)>>,
 }
 
 impl<B: Backend> InFlight<B> {
     pub(crate) fn new() -> InFlight<B> {
-        InFlight { last: Mutex::new(None) }
+        InFlight { uses: Mutex::new(Vec::new()) }
     }
 
-    /// Before `stream` enqueues work that uses the buffer: unfinished work of another stream
+    /// Before `stream` enqueues work that uses the buffer: unfinished work of other streams
     /// that uses it is waited for (work of `stream` itself runs before, in stream order).
     pub(crate) fn before_use(&self, stream: &Arc<StreamShared<B>>) -> Result<()> {
-        let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
-        match &*last {
-            Some((other, ticket)) if !Arc::ptr_eq(other, stream) && !other.is_finished(*ticket) => other.wait(),
-            _ => Ok(()),
+        let mut uses = self.uses.lock().unwrap_or_else(PoisonError::into_inner);
+        for (other, ticket) in uses.iter() {
+            if !Arc::ptr_eq(other, stream) && !other.is_finished(*ticket) {
+                other.wait()?;
+            }
         }
+        uses.retain(|(other, ticket)| !other.is_finished(*ticket));
+        Ok(())
     }
 
     /// Records that the work `ticket` of `stream` uses the buffer.
     pub(crate) fn used_by(&self, stream: &Arc<StreamShared<B>>, ticket: u64) {
-        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some((stream.clone(), ticket));
+        let mut uses = self.uses.lock().unwrap_or_else(PoisonError::into_inner);
+        match uses.iter_mut().find(|(other, _)| Arc::ptr_eq(other, stream)) {
+            Some((_, last)) => *last = (*last).max(ticket),
+            None => uses.push((stream.clone(), ticket)),
+        }
     }
 
-    /// Before the host reads, writes or frees the buffer: its last use is waited for.
+    /// Before the host reads, writes or frees the buffer: every use is waited for.
     pub(crate) fn before_host_access(&self) -> Result<()> {
-        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((stream, ticket)) = &*last {
+        let mut uses = self.uses.lock().unwrap_or_else(PoisonError::into_inner);
+        for (stream, ticket) in uses.iter() {
             if !stream.is_finished(*ticket) {
                 stream.wait()?;
             }
         }
-        *last = None;
+        uses.clear();
         Ok(())
     }
 }

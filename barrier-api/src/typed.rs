@@ -102,22 +102,17 @@ impl<'a, B: Backend> Launch<'a, B> {
             in_flight.before_use(stream.shared())?;
         }
         let values: Vec<KernelArg> = args.iter().map(|a| a.value).collect();
-        // SAFETY: the caller guarantees that the arguments match the kernel and that the
-        // buffers live for 'a; their tracking makes everything else that touches them wait.
-        match unsafe { stream.enqueue(kernel, config, &values) } {
-            Ok(ticket) => {
-                for in_flight in buffers() {
-                    in_flight.used_by(stream.shared(), ticket);
-                }
-                Ok(Launch { stream, waited: false, _buffers: PhantomData })
-            }
-            Err(e) => {
-                // It may have been enqueued (a step after the enqueue failed): the buffers'
-                // borrows end here, so their use must be over first.
-                stream.wait_quietly();
-                Err(e)
+        // SAFETY: the caller guarantees that the arguments match the kernel; the buffers are
+        // borrowed for the call, and their tracking makes everything that touches them later
+        // wait for the launch.
+        let (ticket, result) = unsafe { stream.enqueue(kernel, config, &values) };
+        if let Some(ticket) = ticket {
+            // Accepted by the runtime, even where a later step failed: the buffers are in use.
+            for in_flight in buffers() {
+                in_flight.used_by(stream.shared(), ticket);
             }
         }
+        result.map(|()| Launch { stream, waited: false, _buffers: PhantomData })
     }
 
     /// Ends the borrows without waiting, for a pipeline of launches on one stream: the next
