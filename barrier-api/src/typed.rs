@@ -42,9 +42,9 @@ where
 /// the stream, but leaves those reports to the stream's next `synchronize`, so nothing is
 /// lost. Either way the borrow ends only once the device is done with the buffers: the borrow
 /// checker refuses to drop or touch them before. Beyond the borrows, each buffer remembers
-/// the stream work that used it last, so that the host's reads, writes and frees, and other
-/// streams' work, wait for it even where the borrow ended early ([`detach`](Self::detach),
-/// or `std::mem::forget` of the `Launch`).
+/// the last work of each stream that used it, so that the host's reads, writes and frees,
+/// and other streams' work, wait for it even where the borrow ended early
+/// ([`detach`](Self::detach), or `std::mem::forget` of the `Launch`).
 ///
 /// ```
 /// # fn main() -> xbarrier_api::Result<()> {
@@ -53,7 +53,7 @@ where
 /// let module = device.load(&xbarrier_conformance::bundle()?)?;
 /// let kernel = module.kernel("xbc_round_trip")?; // xbc_round_trip(unsigned phases)
 /// let stream = device.stream()?;
-/// // What a generated launcher does; the generated code needs no unsafe of its own.
+/// // What a generated launcher does inside, so that its callers write no unsafe.
 /// // SAFETY: xbc_round_trip takes one unsigned.
 /// let launch = unsafe { Launch::start(&stream, &kernel, &LaunchConfig::new(1, 64), &[LaunchArg::from(10u32)])? };
 /// launch.wait()?;
