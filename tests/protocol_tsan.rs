@@ -11,8 +11,8 @@
 //! ThreadSanitizer runtime fails the test; it never passes silently.
 //!
 //! The operations are split over two tests that cargo runs side by side: checked device code
-//! (`-O1`) and unchecked (`-O2`, which takes the direct layout for the system-scope barrier),
-//! each three runs of its own seed and thread count (`CHECKED_RUNS`, `UNCHECKED_RUNS`).
+//! (`-O1`) and unchecked (`-O2`, where the block and system barriers without a completion
+//! function take the direct layouts), each three runs of its own seed and thread count (`CHECKED_RUNS`, `UNCHECKED_RUNS`).
 //! A failing run prints the command lines that replay it. `PROTOCOL_STRESS_SEED` (with
 //! `PROTOCOL_STRESS_OPS`, `PROTOCOL_STRESS_THREADS` and `PROTOCOL_STRESS_ROUND`, all
 //! optional) runs that one configuration instead.

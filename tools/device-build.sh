@@ -2,7 +2,7 @@
 # tools/device-build.sh - builds the test binaries for a GPU machine into .device-bin/ (the
 # machine that runs them needs the NVIDIA driver, not Rust): the conformance and misuse
 # suites (checked and release, and the conformance suite as checked code for sanitizers), the CUDA backend's GPU tests, `xbar` (with the benchmark
-# kernels built in) and, where nvcc is found, the two probes of bench/cpp/. Then copy the
+# kernels built in) and, where nvcc is found, the probes of bench/cpp/. Then copy the
 # repository with .device-bin/ to the GPU machine and run tools/device-run.sh there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +39,7 @@ cargo build -p xbarrier-example-user-kernel --no-default-features --features cud
 cp target/debug/xbarrier-example-user-kernel "$BIN/user-kernel"
 # The probes behind docs/performance.md (standalone CUDA programs).
 if command -v nvcc > /dev/null; then
-  for probe in bulk_copy_ceiling round_trip_forms; do
+  for probe in bulk_copy_ceiling round_trip_forms emulated_forms; do
     nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -I hip-src/include -o "$BIN/$probe" "bench/cpp/$probe.cu"
   done
 else

@@ -93,6 +93,16 @@ CHECKS=(
   "try_wait.checked|try_wait|-DXB_CHECKED=1"
   "try_wait.device|try_wait|-DGM_PROTO=gm::device"
   "direct|direct|"
+  "direct.block|direct|-DGM_DIRECT=gm::direct_block"
+  "direct_tx|direct_tx|"
+  "direct_window|direct_window|"
+  "direct_window.device|direct_window|-DGM_DIRECT=gm::direct_device"
+  "arrive_wait.direct|arrive_wait|-DGM_PROTO=gm::direct_block"
+  "arrive_and_wait.direct|arrive_and_wait|-DGM_PROTO=gm::direct_block"
+  "arrive_and_wait.direct.wave|arrive_and_wait|-DGM_PROTO=gm::direct_block -DGM_WAVE=2"
+  "arrive_and_wait.direct.device|arrive_and_wait|-DGM_PROTO=gm::direct_device"
+  "tx_expect.direct|tx_expect|-DGM_PROTO=gm::direct_block"
+  "try_wait.direct|try_wait|-DGM_PROTO=gm::direct_block"
   "stale_token|stale_token|"
   "stale_token.device|stale_token|-DGM_PROTO=gm::device"
 )
@@ -241,13 +251,26 @@ sub(': (c2 & 1) == uint64_t(parity) ? token_phase{c2, true}', ': true ? token_ph
   # a token is stale when the count is two past it, whatever the word's parity
   "stale-ignores-parity|include/xbarrier/phase_count.hpp|stale_token|
 sub('(int64_t(c - phase) == 2 && (phase & 1) == uint64_t(word_parity))', '(int64_t(c - phase) == 2)')"
-  # direct layout: the first arrival arms with E after its own drop
-  "direct-arm-after-drop|include/xbarrier/protocol.hpp|direct|
-sub('now = P::template fetch_add<ms>(w, armed(expected_of(old)), arm_order) + armed(expected_of(old));', 'now = P::template fetch_add<ms>(w, armed(expected_of(now)), arm_order) + armed(expected_of(now));')"
-  # direct layout: arrive_and_wait's arming RMW is relaxed
-  "direct-arm-relaxed|include/xbarrier/protocol.hpp|direct|
-sub('const mem_order arm_order = order == mem_order::release ? mem_order::relaxed : order;', 'const mem_order arm_order = mem_order::relaxed;')"
-)
+  # direct layouts: the completer arms with E read afresh (a drop counted in the next phase
+  # would lower that phase's own count)
+  "direct-arm-fresh-expected|include/xbarrier/protocol.hpp|direct direct.block|
+sub('      const uint64_t expected = expected_of(now);\n', '      const uint64_t expected = expected_of(P::template load<ms>(w, mem_order::relaxed));\n')"
+  # direct layouts: an arming that completes the next phase does not arm the one after
+  "direct-arm-once|include/xbarrier/protocol.hpp|direct_window direct_window.device|
+sub('      if (XB_LIKELY(!carries(found, delta))) return;', '      return;')"
+  # direct layouts: the arming is relaxed (it is the completer's acquire)
+  "direct-arm-relaxed|include/xbarrier/protocol.hpp|direct arrive_and_wait.direct|
+sub('const uint64_t found = claimed::leader_add(lanes, w, delta, mem_order::acq_rel);', 'const uint64_t found = claimed::leader_add(lanes, w, delta, mem_order::relaxed);')"
+  # direct block layout: a tx-count other than 0 holds no arrival back
+  "direct-tx-holds-nothing|include/xbarrier/protocol.hpp|tx_expect.direct direct_tx|
+sub('const int64_t held = (tx(old) == 0 && t != 0) ? 1 : (tx(old) != 0 && t == 0) ? -1 : 0;', 'const int64_t held = 0;')"
+  # direct block layout: a tx operation that finds the next phase unarmed waits for R to
+  # flip instead of for the arming (the phase it waits for needs its own update)
+  "direct-tx-waits-for-flip|include/xbarrier/protocol.hpp|direct_tx|
+sub('[r](uint64_t s) { return armed(s) || (s & r_bit) != r; }', '[r](uint64_t s) { return (s & r_bit) != r; }')"
+  # direct layouts: a group's arrival counts one lane
+  "direct-group-counts-one-lane|include/xbarrier/protocol.hpp|arrive_and_wait.direct.wave|
+sub('const uint64_t delta = ((uint64_t(update) << a_shift) - (drop ? 1 : 0)) * n;', 'const uint64_t delta = (uint64_t(update) << a_shift) - (drop ? 1 : 0);')")
 
 # The killers are checks by name, run with their program and flags.
 declare -A CHECK_PROG CHECK_FLAGS

@@ -23,6 +23,14 @@ cargo clippy --workspace --all-targets --features cuda,hip -- -D warnings
 step "GPU backends build (CUDA kernel images by nvcc; the runtimes load at run time)"
 cargo build --workspace --features cuda,hip
 
+step "the standalone CUDA probes behind docs/performance.md compile (bench/cpp/*.cu; they run on a GPU)"
+probes=$(mktemp -d)
+for probe in bench/cpp/*.cu; do
+  nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -I hip-src/include -o "$probes/$(basename "$probe" .cu)" "$probe"
+  echo "$probe: compiled"
+done
+rm -rf "$probes"
+
 step "docs (rustdoc warning-free; doc tests run with the tests below)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --features xbarrier/cuda,xbarrier/hip

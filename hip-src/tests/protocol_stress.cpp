@@ -36,8 +36,8 @@
 //   - probes of a phase that cannot be complete yet: try_wait / try_wait_parity, and
 //     try_wait_for / try_wait_parity_for with a real timeout (1-20 us), which must expire;
 //   - block-scope barriers with and without a completion function (tx allowed), device- and
-//     system-scope barriers (the wide word layout; unchecked, the system one takes the
-//     direct layout) with and without one.
+//     system-scope barriers (the wide word layout) with and without one; unchecked, the
+//     block and system ones without a completion function take the direct layouts.
 //
 // What is checked (any violation prints "protocol_stress: FAIL ..." and the replay command
 // lines, and exits 1):
@@ -251,7 +251,7 @@ struct PhasePlan {
 struct WordState {
   bool parity = false;
   bool all_arrived = false;  // claimed layouts: Z
-  bool direct = false;       // the direct layout: no Z, no tx, `arrived` is its A field
+  bool direct = false;       // a direct layout: no Z; `arrived` is its A field
   long expected = -1, pending = -1, arrived = -1, tx = 0;
 };
 using Decode = WordState (*)(uint64_t);
@@ -1014,6 +1014,10 @@ struct word_of<xb::barrier<S, C>> {
       w.parity = D::parity(s);
       w.expected = long(D::expected_of(s));
       w.arrived = long(D::arrivals_of(s));
+      w.tx = long(D::tx(s));
+      // Armed: 2^a - A, less the arrival a tx-count other than 0 holds back; unarmed (between
+      // a carry and the completer's arming): E less the arrivals counted so far.
+      w.pending = D::armed(s) ? (long(1) << D::a_bits) - w.arrived - (w.tx != 0 ? 1 : 0) : w.expected - w.arrived;
     } else {
       using W = typename xb::detail::protocol<xb::detail::platform, S>::W;
       w.parity = W::parity(s);
@@ -1056,9 +1060,9 @@ void check_model(const Round& r, const Model& m, const WordState& final_word) {
              seen[size_t(k)], m.completions[size_t(k)]);
   }
   const WordState& w = final_word;
-  bool same = w.parity == m.final_parity && w.expected == m.final_expected;
-  if (w.direct) same = same && w.arrived == 0;  // unarmed: the next phase's first arrival arms it
-  else same = same && w.pending == m.final_pending && w.tx == m.final_tx;
+  // The direct layouts end armed too: every phase's completer arms the next before it returns.
+  const bool same = w.parity == m.final_parity && w.expected == m.final_expected && w.pending == m.final_pending &&
+                    w.tx == m.final_tx;
   if (!same)
     fail(r.id,
          "model: final barrier state parity %d, expected %ld, pending %ld, tx %ld (arrivals field %ld); the model "

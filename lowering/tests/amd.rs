@@ -182,8 +182,10 @@ fn waits_come_last(op: Op, code: &OpCode) -> Result<(), String> {
     let publish = code.instructions.iter().rposition(|i| i.starts_with("ds_add_rtn_u64"));
     let sleeps: Vec<usize> =
         code.instructions.iter().enumerate().filter(|(_, i)| i.starts_with("s_sleep")).map(|(n, _)| n).collect();
-    let (Some(publish), Some(&last)) = (publish, sleeps.last()) else {
-        return Err(format!("no publish (ds_add_rtn_u64) or no wait loop (s_sleep) in:\n    {}", listing()));
+    // The direct layout's arrive() polls nowhere: nothing to order.
+    let Some(&last) = sleeps.last() else { return Ok(()) };
+    let Some(publish) = publish else {
+        return Err(format!("a wait loop (s_sleep) but no publish or arming (ds_add_rtn_u64) in:\n    {}", listing()));
     };
     let arrival = matches!(op, Op::Arrive | Op::ArriveAndWait | Op::CompletionArriveAndWait);
     if arrival {
@@ -213,11 +215,11 @@ struct RoundTrip {
 
 fn round_trip_bounds(target: Target) -> RoundTrip {
     let (fast, completing, sleeping_poll) = match target {
-        Target::Gfx90a | Target::Gfx942 => (33, 56, 17),
-        Target::Gfx950 => (36, 72, 20),
-        Target::Gfx1100 => (36, 65, 20),
-        Target::Gfx1200 => (37, 69, 19),
-        _ => (37, 74, 21),
+        Target::Gfx90a | Target::Gfx942 => (34, 47, 17),
+        Target::Gfx950 => (33, 41, 20),
+        Target::Gfx1100 => (40, 56, 20),
+        Target::Gfx1200 => (39, 62, 19),
+        _ => (36, 46, 21),
     };
     RoundTrip { fast, completing, sleeping_poll }
 }

@@ -243,8 +243,8 @@ fn main() {
     // the warp's again (an election and shuffles of its own: 48 and 45).
     let configs = [
         (Target::Sm90, Variant::Default, sm90_native as fn(Op) -> Expect, "SYNCS.ARRIVE", "SYNCS.PHASECHK", 8),
-        (Target::Sm90, Variant::Emulated, protocol, "ATOM.E.ADD.64", "LDS", 37),
-        (Target::Sm80, Variant::Default, protocol, "ATOM.E.ADD.64", "LDS", 34),
+        (Target::Sm90, Variant::Emulated, protocol, "ATOM.E.ADD.64", "LDS", 40),
+        (Target::Sm80, Variant::Default, protocol, "ATOM.E.ADD.64", "LDS", 35),
     ];
     let mut trials = Vec::new();
     for (target, variant, expect, atomic, poll, bound) in configs {

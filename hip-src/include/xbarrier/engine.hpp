@@ -3,8 +3,8 @@
 //   protocol_engine  the portable protocol (engine_portable.hpp): every barrier on AMD GPUs
 //                    and the host, the emulated CUDA variant, checked builds, and barriers
 //                    the hardware cannot hold.
-//   direct_engine    device or system scope without a completion function, unchecked builds,
-//                    every target: the direct layout (engine_portable.hpp).
+//   direct_engine    no completion function, unchecked builds, every target (but block
+//                    scope on the native sm_90 path): the direct layouts (engine_portable.hpp).
 //   mbarrier_engine  CUDA sm_90 release builds, block scope without a completion function:
 //                    the PTX mbarrier object itself (engine_sm90_mbarrier.hpp).
 //   mbarrier_completion_engine
@@ -58,6 +58,16 @@ struct engine_for {
   using type = protocol_engine<Scope>;
 };
 #if !XB_CHECKED
+#if !XB_NATIVE_MBARRIER
+template <>
+struct engine_for<thread_scope_block, empty_completion> {
+  using type = direct_engine<thread_scope_block>;
+};
+#endif
+template <>
+struct engine_for<thread_scope_thread, empty_completion> {
+  using type = direct_engine<thread_scope_thread>;
+};
 template <>
 struct engine_for<thread_scope_device, empty_completion> {
   using type = direct_engine<thread_scope_device>;

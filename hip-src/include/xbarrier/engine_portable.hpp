@@ -3,9 +3,9 @@
 //   protocol_engine  the portable protocol (protocol.hpp): every barrier on AMD GPUs and the
 //                    host, the emulated CUDA variant, checked builds, and the barriers the
 //                    sm_90 engines cannot hold (their fallback).
-//   direct_engine    device or system scope without a completion function, unchecked
-//                    builds: the direct layout (protocol.hpp), whose last arrival publishes
-//                    the phase in the same atomic.
+//   direct_engine    barriers without a completion function in unchecked builds (but
+//                    sm_90's native block barriers): the direct layouts (protocol.hpp),
+//                    whose completing atomic publishes the phase itself.
 //
 // An engine is a set of static functions on the barrier's words (init, arrive,
 // arrive_and_drop, arrive_and_wait, the waits and tests, the tx operations, the copies).
@@ -79,9 +79,9 @@ struct protocol_engine {
   static XB_INLINE bool bulk_possible(void*, const void*, size_t, const uint64_t*, bool) { return false; }
 };
 
-// The direct layout for arrivals; waits are the protocol's (the phase bit is bit 63 in
-// every layout). The inherited tx operations are never used: the tx functions compile only
-// for block-scope barriers (barrier_object.hpp).
+// The direct layouts (protocol.hpp); waits and tests are the protocol's (the phase bit is
+// bit 63 in every layout). The tx operations exist for block and thread scope only (the tx
+// functions compile only for block-scope barriers, barrier_object.hpp).
 template <thread_scope Scope>
 struct direct_engine : protocol_engine<Scope> {
   using direct = direct_protocol<platform, Scope>;
@@ -97,6 +97,23 @@ struct direct_engine : protocol_engine<Scope> {
   template <class F>
   static XB_INLINE void arrive_and_wait(uint64_t* w, F&) {
     direct::arrive_and_wait(w);
+  }
+  template <class F>
+  static XB_INLINE uint64_t arrive_tx(uint64_t* w, ptrdiff_t arrivals, ptrdiff_t tx, F&) {
+    return token_of_parity(direct::tx_update(w, uint32_t(arrivals), tx));
+  }
+  template <class F>
+  static XB_INLINE void expect_tx(uint64_t* w, ptrdiff_t tx, F&) {
+    (void)direct::tx_update(w, 0, tx);
+  }
+  template <class F>
+  static XB_INLINE void complete_tx(uint64_t* w, ptrdiff_t tx, F&, uint32_t) {
+    (void)direct::tx_update(w, 0, -int64_t(tx));
+  }
+  template <class F>
+  static XB_INLINE void copy_tx(void* dst, const void* src, size_t bytes, uint64_t* w, F& completion) {
+    platform::copy(dst, src, bytes);
+    complete_tx(w, ptrdiff_t(bytes), completion, XB_OP_MEMCPY_ASYNC_TX);
   }
 };
 

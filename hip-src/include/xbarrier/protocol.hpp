@@ -500,91 +500,207 @@ struct protocol {
 };
 
 // ---------------------------------------------------------------------------------------
-// The direct layout: device- and system-scope barriers without a completion function, in
-// unchecked builds. Here nothing has to run between a phase's last arrival and its waiters,
-// so the last arrival publishes the phase itself, and nobody's critical path holds a second
-// device-scope atomic: the re-arming RMW is made by the phase's *first* arrival, which has
-// to wait for everyone else anyway.
+// The direct layouts: barriers without a completion function, in unchecked builds. Here
+// nothing has to run between a phase's last arrival and its waiters, so the RMW that
+// completes a phase publishes it in the same atomic, and waiters wait for one atomic, not
+// for a claim and a publish. The completer then re-arms the next phase with a second RMW,
+// which no waiter waits for.
 //
+//   block and thread scope (with a tx-count):
+//   63   62 ........... 42   41    40 ........... 20   19 .......... 0
+//   R    A (21 bits)         -     T (21 bits)         E (20 bits)
+//
+//   device and system scope (no tx-count):
 //   63   62 .................... 31   30 ............ 0
 //   R    A (32 bits)                  E (31 bits)
 //
-// 1. An armed phase has A = 2^32 - E + (its arrivals so far). An arrival adds its count to A
-//    (a drop also takes 1 from E, for later phases); the RMW that makes A reach 2^32 carries
-//    into R, which flips: the phase is complete, in that single RMW, and A wraps to 0 (to
-//    more only on over-arrival, which is undefined). Atomics on one word are totally ordered,
-//    so exactly one RMW carries per phase; its thread sees R differ between its old and new
-//    value.
-// 2. Phase 0 is armed by init. Every later phase starts unarmed at A = 0, and the arrival
-//    that finds A = 0 in its own RMW's result is the phase's first: it adds 2^32 - E, with E
-//    from that same result. No arrival of the phase preceded it, so no drop of the phase has
-//    lowered E yet: E is exactly this phase's count (drops counted in the phase before
-//    lowered it, as cuda::barrier says). Arming adds to the arrivals that landed in between
-//    rather than overwriting them; if they are already all of the phase, the arming RMW
-//    itself carries and its thread completed the phase.
-// 3. While unarmed, A holds fewer than 2^31 arrivals, so the first-arrival test cannot fire
-//    in an armed phase (A >= 2^32 - E > 0 there) nor twice in one phase. Each token is R as
-//    its own RMW found it: the parity of the phase that RMW was counted in. An arrival meant
-//    for the next phase cannot land between the last arrival and the arming of a phase:
-//    knowing that every arrival of the phase is in takes synchronizing with every arriving
-//    thread after its arrive() returned (tokens expose only R, which has not flipped yet),
-//    and the first arriver's arrive() returns only after its arming RMW. Without that
-//    knowledge the arrival could be an over-arrival, which is undefined.
-// 4. Waiters poll R as in the claimed layouts. The carrying RMW continues the release
-//    sequences of every arrival of its phase (all are RMWs on the word), so a waiter that
-//    reads the flipped R synchronizes with all of them. No arrival reads what others
-//    published (there is no completion function), so arrivals are release RMWs, and arming
-//    publishes nothing: relaxed; arrive_and_wait makes both acq_rel (see there).
-// Checked builds keep the claimed wide layout, whose state tells the checks how many
-// arrivals are pending at any time.
+// 1. An armed phase has A = 2^a - E + (its arrivals so far) - (1 while T != 0), where a is
+//    A's width. An arrival adds its count to A (a drop also takes 1 from E, for later
+//    phases); the RMW that makes A reach 2^a carries into R, which flips: the phase is
+//    complete, in that single RMW, and A wraps to 0 (to more only on over-arrival, which is
+//    undefined). Atomics on one word are totally ordered, so exactly one RMW carries per
+//    phase; its thread sees R differ between its old and new value: it is the completer.
+// 2. The tx-count T (biased by 2^20; block layout) holds one arrival back while it is not 0:
+//    the compare-and-swap that moves T away from 0 also takes 1 from A, the one that brings
+//    it back to 0 gives it back. So A carries exactly when every arrival is in and T is 0
+//    (docs/mbarrier-semantics.md, P1: pending 0 and tx -16 is not complete), whichever
+//    operation gets there last. A phase ends with T = 0, so the next starts with T = 0.
+// 3. Phase 0 is armed by init. The completer arms the next phase: it adds 2^a - E with E
+//    from its own completing RMW's result, so a drop counted in the completed phase (its
+//    own included) lowers the count from the next phase on, and a drop counted in the next
+//    one (in the window below) only from the one after, as cuda::barrier says. Arrivals
+//    that land between the carry and the arming are counted in the next phase: A counts
+//    them up from 0 and the arming adds to them rather than overwriting them; each gets R
+//    as flipped, the next phase's parity, as its token at once. If they are already all of
+//    the next phase, the arming RMW carries: the completer completed that phase as well
+//    and arms the one after (the loop in arm()).
+// 4. Armed and unarmed phases tell apart by bit 62: armed, A >= 2^a - E - 1 >= 2^(a-1)
+//    (E < 2^(a-1)); unarmed, A holds fewer arrivals than E. tx operations compare-and-swap
+//    on an armed phase only: one that finds the next phase unarmed waits for the arming, as
+//    on a claimed phase in the claimed layouts (it is never the thread that arms). Arrivals
+//    never wait for it: their fetch_add needs no armed phase.
+// 5. Waiters poll R as in the claimed layouts. The carrying RMW continues the release
+//    sequences of every arrival and tx update of its phase (all are RMWs on the word), so a
+//    waiter that reads the flipped R synchronizes with all of them. No arrival reads what
+//    others published (there is no completion function), so arrivals are release RMWs. The
+//    arming is acq_rel: it is the completer's acquire (arrive_and_wait's completer returns
+//    without polling; the arming reads the carry's value or a later one, which continues
+//    the release sequences of every arrival of the phase), so that the arrivals, the fast
+//    path's atomic included, need none; and every RMW that is followed by data accesses
+//    then carries the whole sequence, as the AMDGPU ISA checks ask
+//    (docs/amd-memory-model.md). A completer always arms: E is 0 only once everyone
+//    dropped, and then nobody completes a phase again. Waits come after the arming
+//    (protocol 5.).
+// 6. Lane groups (protocol 6.): the group's arrivals are one fetch_add by its leader, the
+//    result is broadcast, and the whole group decides alike; its leader arms.
+// Checked builds keep the claimed layouts, whose state tells the checks how many arrivals
+// are pending at any time.
 // ---------------------------------------------------------------------------------------
 template <class P, thread_scope Scope>
 struct direct_protocol {
+  using claimed = protocol<P, Scope>;
   static constexpr mem_scope ms = scope_of(Scope);
-  static constexpr unsigned a_shift = 31;
-  static constexpr uint64_t e_mask = (uint64_t(1) << a_shift) - 1;
+  static constexpr bool has_tx = claimed::block_like;
+  static constexpr unsigned a_shift = has_tx ? 42 : 31;
+  static constexpr unsigned a_bits = 63 - a_shift;  // A carries into R, bit 63
+  static constexpr unsigned e_bits = has_tx ? 20 : 31;
+  static constexpr unsigned t_shift = 20;
+  static constexpr unsigned t_bits = has_tx ? 21 : 0;
+  static constexpr uint64_t one = 1;
+  static constexpr uint64_t e_mask = (one << e_bits) - 1;
+  static constexpr uint64_t a_mask = (one << a_bits) - 1;
+  static constexpr uint64_t r_bit = one << 63;
+  static constexpr uint64_t armed_bit = one << 62;  // A >= 2^(a - 1) (4. above)
+  static constexpr uint64_t t_mask = has_tx ? ((one << t_bits) - 1) << t_shift : 0;
+  static constexpr int64_t t_bias = has_tx ? int64_t(1) << (t_bits - 1) : 0;
   static constexpr int64_t max_count = int64_t(e_mask);
+  static_assert(has_tx ? e_bits <= t_shift && t_shift + t_bits <= a_shift : e_bits <= a_shift,
+                "direct layout: the fields overlap");
 
-  static XB_INLINE constexpr uint64_t armed(uint64_t expected) { return ((uint64_t(1) << 32) - expected) << a_shift; }
+  static XB_INLINE constexpr uint64_t arming(uint64_t expected) { return ((one << a_bits) - expected) << a_shift; }
   static XB_INLINE constexpr bool parity(uint64_t s) { return (s >> 63) != 0; }
-  static XB_INLINE constexpr uint64_t arrivals_of(uint64_t s) { return (s >> a_shift) & 0xffffffffu; }
+  static XB_INLINE constexpr uint64_t arrivals_of(uint64_t s) { return (s >> a_shift) & a_mask; }
   static XB_INLINE constexpr uint64_t expected_of(uint64_t s) { return s & e_mask; }
+  static XB_INLINE constexpr bool armed(uint64_t s) { return (s & armed_bit) != 0; }
+  static XB_INLINE constexpr int64_t tx(uint64_t s) {
+    return has_tx ? int64_t((s & t_mask) >> t_shift) - t_bias : 0;
+  }
+  static XB_INLINE constexpr uint64_t with_tx(uint64_t s, int64_t t) {
+    return (s & ~t_mask) | ((uint64_t(t + t_bias) << t_shift) & t_mask);
+  }
 
   static XB_INLINE void init(uint64_t* w, ptrdiff_t expected) {
-    P::template store<ms>(w, armed(uint64_t(expected)) | uint64_t(expected), mem_order::relaxed);
+    P::template store<ms>(w, arming(uint64_t(expected)) | (uint64_t(t_bias) << t_shift) | uint64_t(expected),
+                          mem_order::relaxed);
   }
 
-  // arrive(update) and arrive_and_drop() (which also lowers E by one for later phases).
-  // `order` is release, or acq_rel where the caller returns without polling when its own
-  // RMW completed the phase (arrive_and_wait); `completed` reports that.
-  static XB_DEVICE bool arrive(uint64_t* w, ptrdiff_t update, bool drop, mem_order order = mem_order::release,
-                               bool* completed_out = nullptr) {
-    const uint64_t delta = (uint64_t(update) << a_shift) - (drop ? 1 : 0);
-    const uint64_t old = P::template fetch_add<ms>(w, delta, order);
-    const bool token = parity(old);
-    uint64_t now = old + delta;
-    // The phase's first arrival arms it (2. above); everyone dropped out (E = 0): nothing to arm.
-    if (arrivals_of(old) == 0 && expected_of(old) != 0) {
-      const mem_order arm_order = order == mem_order::release ? mem_order::relaxed : order;
-      now = P::template fetch_add<ms>(w, armed(expected_of(old)), arm_order) + armed(expected_of(old));
+  // Whether the RMW that added `delta` to `old` carried into R (1.). Where delta's low half
+  // is 0 (arrivals without drops), the high halves' sum decides: AMDGPU is spared a 64-bit
+  // add.
+  static XB_INLINE bool carries(uint64_t old, uint64_t delta) {
+    if (uint32_t(delta) == 0) {
+      const uint32_t high = uint32_t(old >> 32);
+      return ((high ^ (high + uint32_t(delta >> 32))) >> 31) != 0;
     }
-    const bool completed = parity(now) != token;
-    if (completed) P::notify(w);  // wake parked waiters (the host backend parks idle workers)
-    if (completed_out) *completed_out = completed;
-    return token;
+    return ((old ^ (old + delta)) >> 63) != 0;
   }
 
-  // arrive() then wait(). The thread whose RMW (arrival or arming) carried into R completed
-  // the phase; made acq_rel, that RMW read from the release sequence of every arrival of the
-  // phase, so it returns without the poll (a device-scope round trip) that would re-read its
-  // own carry.
+  // The completer arms the next phase (3.); `now` is the word after its completing RMW.
+  // Every lane of the group gets the arming's result; the leader makes it.
+  template <bool may_empty, class G>
+  static XB_INLINE void arm(G lanes, uint64_t* w, uint64_t now) {
+    P::notify(w);  // wake parked waiters (the host backend parks idle workers)
+    for (;;) {
+      const uint64_t expected = expected_of(now);
+      // Everyone dropped out: the barrier never completes again, and nothing is armed. Only
+      // an arrive or a drop can find that; arrive_and_wait's caller counts in the next
+      // phases, so E is at least 1 there, and its completer always acquires by the arming.
+      if (may_empty && expected == 0) return;
+      const uint64_t delta = arming(expected);
+      const uint64_t found = claimed::leader_add(lanes, w, delta, mem_order::acq_rel);
+      if (XB_LIKELY(!carries(found, delta))) return;
+      P::notify(w);  // the arrivals before the arming were the whole next phase
+      now = found + delta;
+    }
+  }
+
+  // arrive(update) and arrive_and_drop() (which also lowers E by one per lane for later
+  // phases), by a group of lanes. Returns the word as the group's RMW found it (its R bit
+  // is the token) and whether the group completed the phase.
+  struct counted {
+    uint64_t old;
+    bool completed;
+  };
+  template <bool may_empty, class G>
+  static XB_INLINE counted arrive_as(G lanes, uint64_t* w, ptrdiff_t update, bool drop) {
+    const uint64_t n = lanes.size();
+    const uint64_t delta = ((uint64_t(update) << a_shift) - (drop ? 1 : 0)) * n;
+    lanes.gather();
+    const uint64_t old = claimed::leader_add(lanes, w, delta, mem_order::release);
+    const bool completed = carries(old, delta);
+    if (XB_UNLIKELY(completed)) arm<may_empty>(lanes, w, old + delta);
+    return {old, completed};
+  }
+
+  static XB_DEVICE bool arrive(uint64_t* w, ptrdiff_t update, bool drop) {
+    const auto lanes = P::lanes_here();
+    const counted c = XB_LIKELY(lanes.agree(w, uint64_t(update) << 1 | uint64_t(drop)))
+                          ? arrive_as<true>(lanes, w, update, drop)
+                          : arrive_as<true>(single_lane(), w, update, drop);
+    return parity(c.old);
+  }
+
+  // arrive() then wait(). The completer's arming (acq_rel, 5.) has acquired what every
+  // arrival and tx update of the phase released, so it returns without the poll that would
+  // re-read its own carry. The other lanes of its group acquire by one poll of their own
+  // where the leader's acquire does not stand for theirs, whatever it reads: the broadcast
+  // follows the leader's RMW, so the poll reads that RMW's value or a later one, and every
+  // value from there on continues the release sequences of the phase's arrivals. The wait
+  // comes after the arming, which arrive_as() makes before it returns (protocol 5.).
   static XB_DEVICE void arrive_and_wait(uint64_t* w) {
-    bool completed = false;
-    const bool token = arrive(w, 1, false, mem_order::acq_rel, &completed);
-    // The phase bit is bit 63 in every layout, so the claimed layouts' wait serves.
-    if (!completed) protocol<P, Scope>::wait_parity(w, token);
+    const auto lanes = P::lanes_here();
+    if (XB_LIKELY(lanes.agree(w, 1))) arrive_and_wait_as(lanes, w);
+    else arrive_and_wait_as(single_lane(), w);
+  }
+  template <class G>
+  static XB_INLINE void arrive_and_wait_as(G lanes, uint64_t* w) {
+    const counted c = arrive_as<false>(lanes, w, 1, false);
+    if (XB_LIKELY(!c.completed)) {
+      claimed::wait_r(lanes, w, c.old, XB_OP_WAIT);
+      return;
+    }
+    if (!(lanes.acquires_as_one() || lanes.leads())) {
+      (void)P::template poll<ms>(w);
+      P::template after_poll<ms>();
+    }
   }
 
+  // arrive_tx (arrivals > 0), expect_tx (arrivals 0, tx > 0) and complete_tx (tx < 0), each
+  // one compare-and-swap on an armed phase (2., 4.). A lane that finds the next phase not
+  // yet armed leaves the loop, waits for the arming and tries again; its own call never
+  // arms, so the wait comes after anything its call must run (protocol 5.). The lane whose
+  // update completes the phase arms the next. Returns the parity of the phase it counted in.
+  static XB_DEVICE bool tx_update(uint64_t* w, uint32_t arrivals, int64_t tx_delta) {
+    static_assert(has_tx, "the tx-count exists in the block layout only");
+    for (;;) {
+      uint64_t old = P::template load<ms>(w, mem_order::relaxed);
+      uint64_t now = 0;
+      uint32_t iteration = 0;
+      while (armed(old)) {
+        const int64_t t = tx(old) + tx_delta;
+        // T leaving 0 holds one arrival back, T coming back to 0 gives it back (2.).
+        const int64_t held = (tx(old) == 0 && t != 0) ? 1 : (tx(old) != 0 && t == 0) ? -1 : 0;
+        now = with_tx(old + (uint64_t(int64_t(arrivals) - held) << a_shift), t);
+        if (P::template compare_exchange<ms>(w, old, now, mem_order::acq_rel)) {
+          if (((old ^ now) >> 63) != 0) arm<true>(single_lane(), w, now);
+          return parity(old);
+        }
+        P::backoff(iteration);  // another thread's atomic landed
+      }
+      const uint64_t r = old & r_bit;
+      claimed::poll_until(single_lane(), w, [r](uint64_t s) { return armed(s) || (s & r_bit) != r; }, XB_OP_WAIT);
+    }
+  }
 };
 
 }  // namespace detail

@@ -116,8 +116,50 @@ using P = xb::detail::genmc_platform;
 using block = xb::detail::protocol<P, xb::thread_scope_block>;
 using device = xb::detail::protocol<P, xb::thread_scope_device>;
 using direct = xb::detail::direct_protocol<P, xb::thread_scope_device>;
-// The claimed layout a check without tx runs on: block scope, or with -DGM_PROTO=gm::device
-// the wide layout of device and system scope (31-bit counts, no tx).
+
+// A direct layout behind the claimed protocol's interface, so that the checks without a
+// completion function run on it too (-DGM_PROTO=gm::direct_block or gm::direct_device):
+// the completion function is ignored, the waits and tests are the claimed protocol's (R is
+// bit 63 in every layout), and W decodes the direct word for final_state.
+template <xb::thread_scope S>
+struct direct_as_proto {
+  using D = xb::detail::direct_protocol<P, S>;
+  using claimed = xb::detail::protocol<P, S>;
+  struct W {
+    static bool parity(uint64_t s) { return D::parity(s); }
+    static int64_t expected(uint64_t s) { return int64_t(D::expected_of(s)); }
+    static int64_t tx(uint64_t s) { return D::tx(s); }
+    // Arrivals still missing: armed, 2^a - A less the one T holds back; unarmed, E - A.
+    static int64_t pending(uint64_t s) {
+      const int64_t a = int64_t(D::arrivals_of(s));
+      if (!D::armed(s)) return expected(s) - a;
+      return (int64_t(1) << D::a_bits) - a - (D::tx(s) != 0 ? 1 : 0);
+    }
+  };
+  static void init(uint64_t* w, ptrdiff_t n) { D::init(w, n); }
+  template <class C>
+  static void arrive_and_wait(uint64_t* w, C&) {
+    D::arrive_and_wait(w);
+  }
+  template <class C>
+  static bool arrive(uint64_t* w, ptrdiff_t update, C&, bool drop) {
+    return D::arrive(w, update, drop);
+  }
+  template <class C>
+  static bool tx_update(uint64_t* w, uint32_t arrivals, int64_t tx, C&, uint32_t) {
+    return D::tx_update(w, arrivals, tx);
+  }
+  static void wait_parity(const uint64_t* w, bool parity) { claimed::wait_parity(w, parity); }
+  static bool test_parity(const uint64_t* w, bool parity) { return claimed::test_parity(w, parity); }
+  static bool wait_parity_for(const uint64_t* w, bool parity, uint64_t ns) {
+    return claimed::wait_parity_for(w, parity, ns);
+  }
+};
+using direct_block = direct_as_proto<xb::thread_scope_block>;
+using direct_device = direct_as_proto<xb::thread_scope_device>;
+// The layout a check runs on: the claimed block layout, or with -DGM_PROTO=gm::device the
+// claimed wide layout of device and system scope (31-bit counts, no tx), or a direct layout
+// (gm::direct_block, gm::direct_device) for the checks without a completion function.
 #ifndef GM_PROTO
 #define GM_PROTO gm::block
 #endif

@@ -15,26 +15,26 @@ static void* thread(void* arg) {
   const int i = int(reinterpret_cast<long>(arg));
   if (i == 0) {
     payload = 42;
-    assert(gm::block::tx_update(&bar, 0, -4, none, XB_OP_COMPLETE_TX) == false);
+    assert(gm::proto::tx_update(&bar, 0, -4, none, XB_OP_COMPLETE_TX) == false);
     __atomic_store_n(&landed, 1, __ATOMIC_RELEASE);
   } else if (i == 1) {
-    assert(gm::block::tx_update(&bar, 0, 4, none, XB_OP_EXPECT_TX) == false);
-    gm::block::wait_parity(&bar, false);
+    assert(gm::proto::tx_update(&bar, 0, 4, none, XB_OP_EXPECT_TX) == false);
+    gm::proto::wait_parity(&bar, false);
     assert(payload == 42);
   } else {
     gm::await_at_least(&landed, 1);
-    const bool token = gm::block::arrive(&bar, 1, none, false);
+    const bool token = gm::proto::arrive(&bar, 1, none, false);
     assert(token == false);
-    gm::block::wait_parity(&bar, token);
+    gm::proto::wait_parity(&bar, token);
     assert(payload == 42);
   }
   return nullptr;
 }
 
 int main() {
-  gm::block::init(&bar, 1);
+  gm::proto::init(&bar, 1);
   gm::run_threads<3>(thread);
-  const gm::final_state<gm::block> f(&bar);
+  const gm::final_state<gm::proto> f(&bar);
   assert(f.parity() == true && f.pending() == 1 && f.expected() == 1 && f.tx() == 0);
   return 0;
 }

@@ -242,10 +242,7 @@ struct amdgcn_platform {
     }
     static XB_INLINE bool same_on_all(uint32_t v) { return v == uint32_t(__builtin_amdgcn_readfirstlane(int(v))); }
     XB_INLINE uint32_t size() const { return uint32_t(__builtin_popcountll(__builtin_amdgcn_read_exec())); }
-    XB_INLINE bool leads() const {
-      if (wave32()) return __builtin_amdgcn_mbcnt_lo(uint32_t(__builtin_amdgcn_read_exec()), 0) == 0;
-      return leader;
-    }
+    XB_INLINE bool leads() const { return leader; }
     XB_INLINE uint64_t broadcast(uint64_t v) const {
       const uint32_t lo = uint32_t(__builtin_amdgcn_readfirstlane(int(uint32_t(v))));
       const uint32_t hi = uint32_t(__builtin_amdgcn_readfirstlane(int(uint32_t(v >> 32))));
@@ -266,8 +263,9 @@ struct amdgcn_platform {
       return reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(w) + zero);
     }
     // Counted once, where the group forms: its lanes stay together through the call (they
-    // decide alike), so the publish's election reuses the arrival's. On wave32, where the
-    // count is one instruction, recounting it in leads() came out shorter.
+    // decide alike), so every later election (the publish, the arming) reuses the
+    // arrival's. That also lets the AMDGPU ISA checks follow one lane through all of them:
+    // a recount looks to them like a second, independent election.
     uint32_t below_lo = __builtin_amdgcn_mbcnt_lo(uint32_t(__builtin_amdgcn_read_exec()), 0);
     bool leader = wave32() ? below_lo == 0
                            : __builtin_amdgcn_mbcnt_hi(uint32_t(__builtin_amdgcn_read_exec() >> 32), below_lo) == 0;

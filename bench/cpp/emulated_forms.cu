@@ -1,0 +1,241 @@
+// bench/cpp/emulated_forms.cu - where the emulated round trip's cycles go: the portable
+// protocol on a __shared__ word (xb's emulated variant) beside CCCL's software barrier and
+// software barriers stripped to parts of the protocol, one block per SM as in `xbar bench`.
+// Not part of the cargo build: a standalone program for sm_90 (CI compiles it; it needs a
+// GPU to run).
+//
+// Forms (every one is `iters` x arrive-and-wait of every thread of the block):
+//   xb            xb::barrier, emulated (the portable protocol, lane groups)
+//   xb lanes      the protocol's arrive_and_wait on a raw word, one lane at a time
+//   cccl fn       CCCL cuda::barrier with a completion function (its software barrier)
+//   counter       one 64-bit counter that only grows: a warp's lanes each fetch_add (ptxas
+//                 combines them), acquire polls of the same word until it reaches the target
+//   two-rmw       the protocol's skeleton: a warp leader's acq_rel fetch_add counts the
+//                 warp, the one that fills the count publishes with a second fetch_add
+//                 (flips the top bit, takes the count back), waiters spin on the top bit
+//   two-rmw lanes the same with every lane's own fetch_add (ptxas combines them)
+//   two-rmw flag  the skeleton with the publish on a second word: the completer stores the
+//                 reset count, then a release store of the parity on a 32-bit word the
+//                 waiters poll (CCCL's shape)
+//   two-rmw 32    the skeleton on the 32-bit high half (native shared 32-bit atomics)
+//   two-rmw wait  the skeleton with the protocol's back-off in its wait loop (64 polls, then
+//                 sleeps)
+//   two-rmw match the skeleton after the lane groups' agreement test (two __match_all_sync)
+// Build and run from the repository root:
+//   nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -I hip-src/include \
+//        -o /tmp/emulated_forms bench/cpp/emulated_forms.cu
+//   /tmp/emulated_forms   (cycles per round trip, per form and block size)
+#include <cstdint>
+#include <cstdio>
+
+#define XB_EMULATED 1  // xb::barrier runs the portable protocol (config.hpp)
+
+#include <cuda/atomic>
+#include <cuda/barrier>
+#include <xbarrier/barrier.hpp>
+
+namespace {
+
+using u64 = unsigned long long;
+template <class T>
+using block_ref = cuda::atomic_ref<T, cuda::thread_scope_block>;
+
+struct count_steps {
+  unsigned* steps;
+  __device__ void operator()() noexcept { ++*steps; }
+};
+
+constexpr u64 top = u64(1) << 63;
+constexpr unsigned count_shift = 41;
+
+__device__ __forceinline__ u64 load_acquire(u64* w) { return block_ref<u64>(*w).load(cuda::std::memory_order_acquire); }
+
+// The skeleton's arrival for `n` lanes by one fetch_add; returns the word before it.
+// Phase p's count starts at 2^22 - blockDim (in units of 2^41): it carries into bit 63 only
+// through the publish, so the fill is tested on bits 41..62.
+__device__ __forceinline__ bool fills(u64 old, u64 n, u64 expected) {
+  return ((old >> count_shift) & ((u64(1) << 22) - 1)) + n == expected;
+}
+
+template <int form>
+__global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
+  __shared__ u64 word;
+  __shared__ unsigned flag;
+  __shared__ unsigned steps;
+  __shared__ xb::barrier<xb::thread_scope_block> xbar;
+#pragma nv_diag_suppress static_var_with_dynamic_init
+  __shared__ cuda::barrier<cuda::thread_scope_block, count_steps> cbar;
+#pragma nv_diag_default static_var_with_dynamic_init
+  const u64 expected = blockDim.x;
+  if (threadIdx.x == 0) {
+    word = 0;
+    flag = 0;
+    steps = 0;
+    init(&xbar, blockDim.x);
+    init(&cbar, blockDim.x, count_steps{&steps});
+    if (form == 1) xb::detail::protocol<xb::detail::platform, xb::thread_scope_block>::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
+  }
+  __syncthreads();
+  u64 start = 0, target = 0;
+  xb::empty_completion none;
+#pragma unroll 1
+  for (unsigned r = 0; r < rounds; ++r) {
+    if (r == rounds / 10) {
+      __syncthreads();  // everyone is past the warm-up rounds
+      start = clock64();
+    }
+    if constexpr (form == 0) {
+      xbar.arrive_and_wait();
+    } else if constexpr (form == 1) {
+      using proto = xb::detail::protocol<xb::detail::platform, xb::thread_scope_block>;
+      proto::arrive_and_wait_as(xb::detail::single_lane(), reinterpret_cast<uint64_t*>(&word), none);
+    } else if constexpr (form == 2) {
+      cbar.arrive_and_wait();
+    } else if constexpr (form == 3) {
+      target += expected;
+      block_ref<u64>(word).fetch_add(1, cuda::std::memory_order_release);
+      while (int64_t(load_acquire(&word) - target) < 0) {}
+    } else if constexpr (form == 4 || form == 5 || form == 8 || form == 9) {
+      u64 old;
+      u64 n;
+      bool leader;
+      const unsigned lanes = __activemask();
+      bool agree = true;
+      if (form == 9) {
+        int same_a = 0, same_b = 0;
+        (void)__match_all_sync(lanes, reinterpret_cast<u64>(&word), &same_a);
+        (void)__match_all_sync(lanes, u64(1), &same_b);
+        agree = same_a && same_b;
+      }
+      if (form != 5 && agree) {
+        n = __popc(lanes);
+        leader = (lanes & ((1u << (threadIdx.x & 31)) - 1)) == 0;
+        __syncwarp(lanes);
+        old = 0;
+        if (leader) old = block_ref<u64>(word).fetch_add(n << count_shift, cuda::std::memory_order_acq_rel);
+        __syncwarp(lanes);
+        old = __shfl_sync(lanes, old, __ffs(lanes) - 1);
+      } else {
+        n = 1;
+        leader = true;
+        old = block_ref<u64>(word).fetch_add(u64(1) << count_shift, cuda::std::memory_order_acq_rel);
+      }
+      // The lane(s) whose arrival fills the count publish: flip bit 63, take the count back.
+      if (fills(old, n, expected)) {
+        if (leader) block_ref<u64>(word).fetch_add(top - (expected << count_shift), cuda::std::memory_order_acq_rel);
+      } else if (form == 8) {
+        uint32_t iteration = 0;
+        while (((load_acquire(&word) ^ old) & top) == 0) xb::detail::platform::wait_backoff(iteration);
+      } else {
+        while (((load_acquire(&word) ^ old) & top) == 0) {}
+      }
+      if (form != 5) __syncwarp(lanes);
+    } else if constexpr (form == 6) {
+      const unsigned lanes = __activemask();
+      const u64 n = __popc(lanes);
+      const bool leader = (lanes & ((1u << (threadIdx.x & 31)) - 1)) == 0;
+      const unsigned parity = r & 1;
+      __syncwarp(lanes);
+      u64 old = 0;
+      if (leader) old = block_ref<u64>(word).fetch_add(n << count_shift, cuda::std::memory_order_acq_rel);
+      __syncwarp(lanes);
+      old = __shfl_sync(lanes, old, __ffs(lanes) - 1);
+      if (fills(old, n, expected)) {
+        if (leader) {
+          block_ref<u64>(word).store(0, cuda::std::memory_order_relaxed);
+          block_ref<unsigned>(flag).store(parity ^ 1, cuda::std::memory_order_release);
+        }
+      } else {
+        while (block_ref<unsigned>(flag).load(cuda::std::memory_order_acquire) == parity) {}
+      }
+      __syncwarp(lanes);
+    } else if constexpr (form == 7) {
+      unsigned* high = reinterpret_cast<unsigned*>(&word) + 1;
+      const unsigned lanes = __activemask();
+      const unsigned n = __popc(lanes);
+      const bool leader = (lanes & ((1u << (threadIdx.x & 31)) - 1)) == 0;
+      __syncwarp(lanes);
+      unsigned old = 0;
+      if (leader) old = block_ref<unsigned>(*high).fetch_add(n << (count_shift - 32), cuda::std::memory_order_acq_rel);
+      __syncwarp(lanes);
+      old = __shfl_sync(lanes, old, __ffs(lanes) - 1);
+      if (fills(u64(old) << 32, n, expected)) {
+        if (leader)
+          block_ref<unsigned>(*high).fetch_add(0x80000000u - unsigned(expected << (count_shift - 32)),
+                                               cuda::std::memory_order_acq_rel);
+      } else {
+        while (((block_ref<unsigned>(*high).load(cuda::std::memory_order_acquire) ^ old) & 0x80000000u) == 0) {}
+      }
+      __syncwarp(lanes);
+    }
+  }
+  const u64 took = clock64() - start;
+  if (threadIdx.x == 0) cycles[blockIdx.x] = took;
+  // Sanity: the skeletons' parity must have flipped once per round.
+  if (threadIdx.x == 0 && (form == 4 || form == 5 || form == 8 || form == 9) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
+  if (threadIdx.x == 0 && form == 7 && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
+  if (threadIdx.x == 0 && form == 2 && steps != rounds) atomicAdd(wrong, 1u);
+}
+
+template <int form>
+bool launch(int sms, unsigned threads, unsigned rounds, u64* cycles, unsigned* wrong) {
+  rt<form><<<sms, threads>>>(rounds, cycles, wrong);
+  return cudaDeviceSynchronize() == cudaSuccess;
+}
+
+}  // namespace
+
+int main() {
+  const unsigned rounds = 20000;
+  int sms = 0;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess) {
+    std::printf("no device\n");
+    return 2;
+  }
+  u64* cycles;
+  unsigned* wrong;
+  if (cudaMalloc(&cycles, 8 * sms) != cudaSuccess || cudaMalloc(&wrong, 4) != cudaSuccess) return 2;
+  cudaMemset(wrong, 0, 4);
+  const char* names[] = {"xb",      "xb lanes",      "cccl fn",      "counter",
+                         "two-rmw", "two-rmw lanes", "two-rmw flag", "two-rmw 32",
+                         "two-rmw wait", "two-rmw match"};
+  std::printf("%-16s %10s %10s %10s   (cycles per round trip, mean of %d blocks, best of 5)\n", "form", "128", "256",
+              "1024", sms);
+  for (int form = 0; form < 10; ++form) {
+    std::printf("%-16s", names[form]);
+    for (unsigned threads : {128u, 256u, 1024u}) {
+      double best = 1e30;
+      for (int rep = 0; rep < 5; ++rep) {
+        bool ok = false;
+        switch (form) {
+          case 0: ok = launch<0>(sms, threads, rounds, cycles, wrong); break;
+          case 1: ok = launch<1>(sms, threads, rounds, cycles, wrong); break;
+          case 2: ok = launch<2>(sms, threads, rounds, cycles, wrong); break;
+          case 3: ok = launch<3>(sms, threads, rounds, cycles, wrong); break;
+          case 4: ok = launch<4>(sms, threads, rounds, cycles, wrong); break;
+          case 5: ok = launch<5>(sms, threads, rounds, cycles, wrong); break;
+          case 6: ok = launch<6>(sms, threads, rounds, cycles, wrong); break;
+          case 7: ok = launch<7>(sms, threads, rounds, cycles, wrong); break;
+          case 8: ok = launch<8>(sms, threads, rounds, cycles, wrong); break;
+          default: ok = launch<9>(sms, threads, rounds, cycles, wrong); break;
+        }
+        if (!ok) {
+          std::printf(" launch failed\n");
+          return 1;
+        }
+        u64 c[1024];
+        cudaMemcpy(c, cycles, 8 * sms, cudaMemcpyDeviceToHost);
+        double sum = 0;
+        for (int b = 0; b < sms; ++b) sum += double(c[b]);
+        const double per = sum / sms / (rounds - rounds / 10);
+        if (per < best) best = per;
+      }
+      std::printf(" %10.1f", best);
+    }
+    std::printf("\n");
+  }
+  unsigned w = 0;
+  cudaMemcpy(&w, wrong, 4, cudaMemcpyDeviceToHost);
+  std::printf("wrong phase counts: %u\n", w);
+  return w == 0 ? 0 : 1;
+}
