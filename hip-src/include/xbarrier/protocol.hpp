@@ -548,9 +548,10 @@ struct protocol {
 //    the release sequences of every arrival of the phase), so that the arrivals, the fast
 //    path's atomic included, need none; and every RMW that is followed by data accesses
 //    then carries the whole sequence, as the AMDGPU ISA checks ask
-//    (docs/amd-memory-model.md). A completer always arms: E is 0 only once everyone
-//    dropped, and then nobody completes a phase again. Waits come after the arming
-//    (protocol 5.).
+//    (docs/amd-memory-model.md). A completer arms unless everyone has dropped out (E = 0),
+//    after which no phase completes again; only an arrive or a drop can meet that, never
+//    arrive_and_wait, whose caller counts in the next phase (arm()'s may_empty). Waits
+//    come after the arming (protocol 5.).
 // 6. Lane groups (protocol 6.): the group's arrivals are one fetch_add by its leader, the
 //    result is broadcast, and the whole group decides alike; its leader arms.
 // Checked builds keep the claimed layouts, whose state tells the checks how many arrivals
