@@ -5,8 +5,9 @@
 // GPU to run).
 //
 // Forms (every one is `iters` x arrive-and-wait of every thread of the block):
-//   xb            xb::barrier, emulated (the portable protocol, lane groups)
-//   xb lanes      the protocol's arrive_and_wait on a raw word, one lane at a time
+//   xb            xb::barrier, emulated (the direct block layout, lane groups)
+//   claimed       the claimed block layout's arrive_and_wait on a raw word (lane groups):
+//                 a claim, then a publish, as barriers with a completion function take
 //   cccl fn       CCCL cuda::barrier with a completion function (its software barrier)
 //   counter       one 64-bit counter that only grows: a warp's lanes each fetch_add (ptxas
 //                 combines them), acquire polls of the same word until it reaches the target
@@ -34,6 +35,8 @@
 #include <cuda/barrier>
 #include <xbarrier/barrier.hpp>
 
+#include "probe_timing.hpp"
+
 namespace {
 
 using u64 = unsigned long long;
@@ -45,6 +48,7 @@ struct count_steps {
   __device__ void operator()() noexcept { ++*steps; }
 };
 
+using claimed = xb::detail::protocol<xb::detail::platform, xb::thread_scope_block>;
 constexpr u64 top = u64(1) << 63;
 constexpr unsigned count_shift = 41;
 
@@ -73,22 +77,18 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
     steps = 0;
     init(&xbar, blockDim.x);
     init(&cbar, blockDim.x, count_steps{&steps});
-    if (form == 1) xb::detail::protocol<xb::detail::platform, xb::thread_scope_block>::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
+    if (form == 1) claimed::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
   }
   __syncthreads();
   u64 start = 0, target = 0;
   xb::empty_completion none;
 #pragma unroll 1
   for (unsigned r = 0; r < rounds; ++r) {
-    if (r == rounds / 10) {
-      __syncthreads();  // everyone is past the warm-up rounds
-      start = clock64();
-    }
+    probe::start_after_warm_up(r, rounds, start);
     if constexpr (form == 0) {
       xbar.arrive_and_wait();
     } else if constexpr (form == 1) {
-      using proto = xb::detail::protocol<xb::detail::platform, xb::thread_scope_block>;
-      proto::arrive_and_wait_as(xb::detail::single_lane(), reinterpret_cast<uint64_t*>(&word), none);
+      claimed::arrive_and_wait(reinterpret_cast<uint64_t*>(&word), none);
     } else if constexpr (form == 2) {
       cbar.arrive_and_wait();
     } else if constexpr (form == 3) {
@@ -178,9 +178,8 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
 }
 
 template <int form>
-bool launch(int sms, unsigned threads, unsigned rounds, u64* cycles, unsigned* wrong) {
+void launch(int sms, unsigned threads, unsigned rounds, u64* cycles, unsigned* wrong) {
   rt<form><<<sms, threads>>>(rounds, cycles, wrong);
-  return cudaDeviceSynchronize() == cudaSuccess;
 }
 
 }  // namespace
@@ -196,7 +195,7 @@ int main() {
   unsigned* wrong;
   if (cudaMalloc(&cycles, 8 * sms) != cudaSuccess || cudaMalloc(&wrong, 4) != cudaSuccess) return 2;
   cudaMemset(wrong, 0, 4);
-  const char* names[] = {"xb",      "xb lanes",      "cccl fn",      "counter",
+  const char* names[] = {"xb",      "claimed",      "cccl fn",      "counter",
                          "two-rmw", "two-rmw lanes", "two-rmw flag", "two-rmw 32",
                          "two-rmw wait", "two-rmw match"};
   std::printf("%-16s %10s %10s %10s   (cycles per round trip, mean of %d blocks, best of 5)\n", "form", "128", "256",
@@ -204,33 +203,21 @@ int main() {
   for (int form = 0; form < 10; ++form) {
     std::printf("%-16s", names[form]);
     for (unsigned threads : {128u, 256u, 1024u}) {
-      double best = 1e30;
-      for (int rep = 0; rep < 5; ++rep) {
-        bool ok = false;
+      const auto run = [&] {
         switch (form) {
-          case 0: ok = launch<0>(sms, threads, rounds, cycles, wrong); break;
-          case 1: ok = launch<1>(sms, threads, rounds, cycles, wrong); break;
-          case 2: ok = launch<2>(sms, threads, rounds, cycles, wrong); break;
-          case 3: ok = launch<3>(sms, threads, rounds, cycles, wrong); break;
-          case 4: ok = launch<4>(sms, threads, rounds, cycles, wrong); break;
-          case 5: ok = launch<5>(sms, threads, rounds, cycles, wrong); break;
-          case 6: ok = launch<6>(sms, threads, rounds, cycles, wrong); break;
-          case 7: ok = launch<7>(sms, threads, rounds, cycles, wrong); break;
-          case 8: ok = launch<8>(sms, threads, rounds, cycles, wrong); break;
-          default: ok = launch<9>(sms, threads, rounds, cycles, wrong); break;
+          case 0: launch<0>(sms, threads, rounds, cycles, wrong); break;
+          case 1: launch<1>(sms, threads, rounds, cycles, wrong); break;
+          case 2: launch<2>(sms, threads, rounds, cycles, wrong); break;
+          case 3: launch<3>(sms, threads, rounds, cycles, wrong); break;
+          case 4: launch<4>(sms, threads, rounds, cycles, wrong); break;
+          case 5: launch<5>(sms, threads, rounds, cycles, wrong); break;
+          case 6: launch<6>(sms, threads, rounds, cycles, wrong); break;
+          case 7: launch<7>(sms, threads, rounds, cycles, wrong); break;
+          case 8: launch<8>(sms, threads, rounds, cycles, wrong); break;
+          default: launch<9>(sms, threads, rounds, cycles, wrong); break;
         }
-        if (!ok) {
-          std::printf(" launch failed\n");
-          return 1;
-        }
-        u64 c[1024];
-        cudaMemcpy(c, cycles, 8 * sms, cudaMemcpyDeviceToHost);
-        double sum = 0;
-        for (int b = 0; b < sms; ++b) sum += double(c[b]);
-        const double per = sum / sms / (rounds - rounds / 10);
-        if (per < best) best = per;
-      }
-      std::printf(" %10.1f", best);
+      };
+      if (!probe::print_best_of_five(run, cycles, sms, rounds)) return 1;
     }
     std::printf("\n");
   }

@@ -22,6 +22,8 @@
 
 #include <xbarrier/barrier.hpp>
 
+#include "probe_timing.hpp"
+
 #if XB_NATIVE_MBARRIER
 namespace mb = xb::detail::mbarrier;
 
@@ -68,10 +70,7 @@ __global__ void rt(unsigned rounds, unsigned long long* cycles, unsigned* missed
   uint32_t parity = 0;
 #pragma unroll 1
   for (unsigned r = 0; r < rounds; ++r) {
-    if (r == rounds / 10) {
-      __syncthreads();  // everyone is past the warm-up rounds
-      start = clock64();
-    }
+    probe::start_after_warm_up(r, rounds, start);
     if constexpr (form == 0) {
       arrive_no_result(&bar);
       while (!mb::try_wait_parity(&bar, parity)) {}
@@ -104,21 +103,13 @@ int main() {
   for (int form = 0; form < 4; ++form) {
     std::printf("%-28s", names[form]);
     for (unsigned threads : {128u, 256u, 1024u}) {
-      double best = 1e30;
-      for (int rep = 0; rep < 5; ++rep) {
+      const auto launch = [&] {
         if (form == 0) rt<0><<<sms, threads>>>(rounds, cycles, missed);
         else if (form == 1) rt<1><<<sms, threads>>>(rounds, cycles, missed);
         else if (form == 2) rt<2><<<sms, threads>>>(rounds, cycles, missed);
         else rt<3><<<sms, threads>>>(rounds, cycles, missed);
-        if (cudaDeviceSynchronize() != cudaSuccess) { std::printf(" launch failed\n"); return 1; }
-        unsigned long long c[1024];
-        cudaMemcpy(c, cycles, 8 * sms, cudaMemcpyDeviceToHost);
-        double sum = 0;
-        for (int b = 0; b < sms; ++b) sum += double(c[b]);
-        const double per = sum / sms / (rounds - rounds / 10);
-        if (per < best) best = per;
-      }
-      std::printf(" %10.1f", best);
+      };
+      if (!probe::print_best_of_five(launch, cycles, sms, rounds)) return 1;
     }
     std::printf("\n");
   }
