@@ -254,10 +254,10 @@ sub('(int64_t(c - phase) == 2 && (phase & 1) == uint64_t(word_parity))', '(int64
   # direct layouts: the completer arms with E read afresh (a drop counted in the next phase
   # would lower that phase's own count)
   "direct-arm-fresh-expected|include/xbarrier/protocol.hpp|direct direct.block|
-sub('      const uint64_t expected = expected_of(now);\n', '      const uint64_t expected = expected_of(P::template load<ms>(w, mem_order::relaxed));\n')"
+sub('const uint64_t delta = arming(expected_of(now));', 'const uint64_t delta = arming(expected_of(P::template load<ms>(w, mem_order::relaxed)));')"
   # direct layouts: an arming that completes the next phase does not arm the one after
   "direct-arm-once|include/xbarrier/protocol.hpp|direct_window direct_window.device|
-sub('      if (XB_LIKELY(!carries(found, delta))) return;', '      return;')"
+sub('again = XB_UNLIKELY(carries(found, delta));', 'again = false;')"
   # direct layouts: the arming is relaxed (it is the completer's acquire)
   "direct-arm-relaxed|include/xbarrier/protocol.hpp|direct arrive_and_wait.direct|
 sub('const uint64_t found = claimed::leader_add(lanes, w, delta, mem_order::acq_rel);', 'const uint64_t found = claimed::leader_add(lanes, w, delta, mem_order::relaxed);')"

@@ -215,11 +215,11 @@ struct RoundTrip {
 
 fn round_trip_bounds(target: Target) -> RoundTrip {
     let (fast, completing, sleeping_poll) = match target {
-        Target::Gfx90a | Target::Gfx942 => (34, 47, 17),
-        Target::Gfx950 => (33, 41, 20),
-        Target::Gfx1100 => (40, 56, 20),
-        Target::Gfx1200 => (39, 62, 19),
-        _ => (36, 46, 21),
+        Target::Gfx90a | Target::Gfx942 => (33, 44, 17),
+        Target::Gfx950 => (33, 43, 20),
+        Target::Gfx1100 => (39, 53, 20),
+        Target::Gfx1200 => (39, 59, 19),
+        _ => (36, 48, 21),
     };
     RoundTrip { fast, completing, sleeping_poll }
 }

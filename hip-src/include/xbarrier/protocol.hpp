@@ -611,18 +611,19 @@ struct direct_protocol {
   template <bool may_empty, class G>
   static XB_INLINE void arm(G lanes, uint64_t* w, uint64_t now) {
     P::notify(w);  // wake parked waiters (the host backend parks idle workers)
-    for (;;) {
-      const uint64_t expected = expected_of(now);
-      // Everyone dropped out: the barrier never completes again, and nothing is armed. Only
-      // an arrive or a drop can find that; arrive_and_wait's caller counts in the next
-      // phases, so E is at least 1 there, and its completer always acquires by the arming.
-      if (may_empty && expected == 0) return;
-      const uint64_t delta = arming(expected);
+    // Everyone dropped out (E = 0): the barrier never completes again, and nothing is armed.
+    // Only an arrive or a drop can find that; arrive_and_wait's caller counts in the next
+    // phases, so E is at least 1 there, and its completer always acquires by the arming.
+    if (may_empty && expected_of(now) == 0) return;
+    bool again;
+    do {
+      const uint64_t delta = arming(expected_of(now));
       const uint64_t found = claimed::leader_add(lanes, w, delta, mem_order::acq_rel);
-      if (XB_LIKELY(!carries(found, delta))) return;
-      P::notify(w);  // the arrivals before the arming were the whole next phase
       now = found + delta;
-    }
+      // The arrivals before the arming were the whole next phase: the arming completed it.
+      again = XB_UNLIKELY(carries(found, delta));
+      if (again) P::notify(w);
+    } while (again && (!may_empty || expected_of(now) != 0));
   }
 
   // arrive(update) and arrive_and_drop() (which also lowers E by one per lane for later
