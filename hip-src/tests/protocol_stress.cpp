@@ -1015,9 +1015,7 @@ struct word_of<xb::barrier<S, C>> {
       w.expected = long(D::expected_of(s));
       w.arrived = long(D::arrivals_of(s));
       w.tx = long(D::tx(s));
-      // Armed: 2^a - A, less the arrival a tx-count other than 0 holds back; unarmed (between
-      // a carry and the completer's arming): E less the arrivals counted so far.
-      w.pending = D::armed(s) ? (long(1) << D::a_bits) - w.arrived - (w.tx != 0 ? 1 : 0) : w.expected - w.arrived;
+      w.pending = long(D::pending(s));
     } else {
       using W = typename xb::detail::protocol<xb::detail::platform, S>::W;
       w.parity = W::parity(s);

@@ -589,6 +589,12 @@ struct direct_protocol {
   static XB_INLINE constexpr uint64_t with_tx(uint64_t s, int64_t t) {
     return (s & ~t_mask) | ((uint64_t(t + t_bias) << t_shift) & t_mask);
   }
+  // Arrivals still missing (for tests that read the word): armed, 2^a - A less the one a
+  // tx-count other than 0 holds back (1., 2.); unarmed, E less the arrivals counted so far.
+  static XB_INLINE constexpr int64_t pending(uint64_t s) {
+    return armed(s) ? (int64_t(1) << a_bits) - int64_t(arrivals_of(s)) - (tx(s) != 0 ? 1 : 0)
+                    : int64_t(expected_of(s)) - int64_t(arrivals_of(s));
+  }
 
   static XB_INLINE void init(uint64_t* w, ptrdiff_t expected) {
     P::template store<ms>(w, arming(uint64_t(expected)) | (uint64_t(t_bias) << t_shift) | uint64_t(expected),

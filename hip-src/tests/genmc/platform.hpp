@@ -129,12 +129,7 @@ struct direct_as_proto {
     static bool parity(uint64_t s) { return D::parity(s); }
     static int64_t expected(uint64_t s) { return int64_t(D::expected_of(s)); }
     static int64_t tx(uint64_t s) { return D::tx(s); }
-    // Arrivals still missing: armed, 2^a - A less the one T holds back; unarmed, E - A.
-    static int64_t pending(uint64_t s) {
-      const int64_t a = int64_t(D::arrivals_of(s));
-      if (!D::armed(s)) return expected(s) - a;
-      return (int64_t(1) << D::a_bits) - a - (D::tx(s) != 0 ? 1 : 0);
-    }
+    static int64_t pending(uint64_t s) { return D::pending(s); }
   };
   static void init(uint64_t* w, ptrdiff_t n) { D::init(w, n); }
   template <class C>
