@@ -39,10 +39,10 @@ for mutant in "$BIN"/mutant-*; do
   [ -x "$mutant" ] || continue
   LIMIT=30 run "$(basename "$mutant")" "$mutant" --test-threads 1 "[cuda] completion_"
 done
-# The benchmarks (table in bench.log; markdown, JSON and an SVG plot beside it), before the
+# The benchmarks (table in bench.log; markdown, JSON and an SVG plot beside it; BENCH=0 skips them), before the
 # long sanitizer runs; then the probes behind docs/performance.md (bench/cpp/*.cu, built
 # by device-build.sh where nvcc is found; PROBES=0 skips them).
-[ -x "$BIN/xbar" ] && LIMIT=120 run bench "$BIN/xbar" bench --out "$RESULTS/bench.md" --json "$RESULTS/bench.json" --plot "$RESULTS/bench.svg"
+[ -x "$BIN/xbar" ] && [ "${BENCH:-1}" != 0 ] && LIMIT=120 run bench "$BIN/xbar" bench --out "$RESULTS/bench.md" --json "$RESULTS/bench.json" --plot "$RESULTS/bench.svg"
 if [ "${PROBES:-1}" != 0 ]; then
   for probe in bulk_copy_ceiling round_trip_forms emulated_forms; do
     [ -x "$BIN/$probe" ] && LIMIT=120 run "probe-$probe" "$BIN/$probe"
