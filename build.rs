@@ -29,10 +29,49 @@ fn main() {
         Some("0") => false,
         _ => std::env::var_os("CARGO_FEATURE_CHECKED").is_some() || std::env::var("PROFILE").as_deref() == Ok("debug"),
     };
+    system_barrier_shim(&include, &root, host_runs, checked);
     println!("cargo:include={}", include.display());
     println!("cargo:host_runtime={}", runtime.display());
     println!("cargo:backends={}", backends.join(","));
     println!("cargo:checked={}", u8::from(checked));
     println!("cargo:rustc-env=XBAR_BUILD_CHECKED={}", u8::from(checked));
     println!("cargo:rustc-env=XBAR_BUILD_BACKENDS={}", backends.join(","));
+}
+
+/// Compiles the host side of `SystemBarrier` (hip-src/host/system_barrier.cpp: the host
+/// platform layer's protocol, checked as the kernels are) and links it in, where the host
+/// platform layer builds (Linux on x86-64 and AArch64). Elsewhere, or without a C++17
+/// compiler, `SystemBarrier::new` reports `Error::Unsupported` with the reason
+/// (`XBAR_SYSTEM_SHIM_MISSING`) rather than failing the build.
+fn system_barrier_shim(include: &std::path::Path, root: &std::path::Path, host_runs: bool, checked: bool) {
+    println!("cargo::rustc-check-cfg=cfg(xbarrier_system_shim)");
+    if !host_runs {
+        println!(
+            "cargo:rustc-env=XBAR_SYSTEM_SHIM_MISSING=host threads on a system barrier need Linux on x86-64 or AArch64"
+        );
+        return;
+    }
+    let mut build = cc::Build::new();
+    build
+        .cpp(true)
+        .std("c++17")
+        .file(root.join("hip-src").join("host").join("system_barrier.cpp"))
+        .include(include)
+        .define("XB_CHECKED", if checked { "1" } else { "0" })
+        .flag_if_supported("-fvisibility=hidden")
+        .opt_level(2)
+        .cargo_warnings(false);
+    match build.try_compile("xbarrier_system_barrier") {
+        Ok(()) => {
+            println!("cargo:rustc-cfg=xbarrier_system_shim");
+            println!("cargo:rustc-env=XBAR_SYSTEM_SHIM_MISSING=");
+        }
+        Err(e) => {
+            println!("cargo:warning=xbarrier: SystemBarrier unavailable: compiling hip-src/host/system_barrier.cpp failed: {e}");
+            println!(
+                "cargo:rustc-env=XBAR_SYSTEM_SHIM_MISSING=its host side did not compile (install a C++17 compiler, e.g. g++, or set CXX): {}",
+                e.to_string().replace('\n', " ")
+            );
+        }
+    }
 }

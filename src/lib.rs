@@ -91,6 +91,9 @@
 
 pub use xbarrier_api::*;
 
+mod system_barrier;
+pub use system_barrier::{SystemBarrier, SystemToken};
+
 #[cfg(feature = "host")]
 pub use xbarrier_backend_host::Host;
 

@@ -37,6 +37,8 @@ if cargo build --release -p xbar --features cuda; then cp target/release/xbar "$
 # The example crate on CUDA: its kernels launched through the typed launchers.
 cargo build -p xbarrier-example-user-kernel --no-default-features --features cuda
 cp target/debug/xbarrier-example-user-kernel "$BIN/user-kernel"
+cargo build --tests -p xbarrier-example-user-kernel --no-default-features --features cuda --test host_handoff
+cp "$(newest debug host_handoff)" "$BIN/host-handoff"
 # The probes behind docs/performance.md (standalone CUDA programs).
 if command -v nvcc > /dev/null; then
   for probe in bulk_copy_ceiling round_trip_forms emulated_forms; do

@@ -34,6 +34,10 @@ const REQUIRED: &[&str] = &[
     "cuCtxSetCurrent",
     "cuMemAlloc_v2",
     "cuMemFree_v2",
+    "cuMemAllocManaged",
+    "cuMemHostAlloc",
+    "cuMemHostGetDevicePointer_v2",
+    "cuMemFreeHost",
     "cuMemsetD8_v2",
     "cuMemcpyHtoD_v2",
     "cuMemcpyDtoH_v2",
@@ -45,6 +49,7 @@ const REQUIRED: &[&str] = &[
     "cuFuncSetAttribute",
     "cuStreamCreate",
     "cuStreamSynchronize",
+    "cuStreamQuery",
     "cuStreamDestroy_v2",
     "cuLaunchKernel",
     "cuLaunchCooperativeKernel",
@@ -249,6 +254,11 @@ impl Context {
         // SAFETY: `device` comes from cuDeviceGet.
         let raw = unsafe { result::primary_ctx::retain(device) }.call("cuDevicePrimaryCtxRetain")?;
         Ok((Context { device, raw }, device))
+    }
+
+    /// The device it belongs to.
+    pub(crate) fn device(&self) -> sys::CUdevice {
+        self.device
     }
 
     /// Makes this context current on the calling thread.

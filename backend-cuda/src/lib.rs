@@ -78,19 +78,29 @@ impl CudaDevice {
     }
 }
 
-/// A device allocation (`cuMemAlloc`, 256-byte aligned, zero-filled); freed on drop.
+/// A device allocation (`cuMemAlloc`, 256-byte aligned, zero-filled), or memory shared with
+/// host threads (`cuMemHostAlloc`, `cuMemAllocManaged`); freed on drop.
 pub struct CudaMemory {
     ctx: Arc<Context>,
     ptr: sys::CUdeviceptr,
     bytes: usize,
+    /// Pinned host memory (`cuMemHostAlloc`), freed with `cuMemFreeHost`.
+    pinned_host: bool,
 }
 
 impl Drop for CudaMemory {
     fn drop(&mut self) {
         if self.ctx.bind().is_ok() {
-            // SAFETY: allocated by cuMemAlloc in this context and freed only here. Kernels
-            // still using it are excluded by the launch contract (buffers outlive the sync).
-            let _ = unsafe { result::memory_free(self.ptr) };
+            if self.pinned_host {
+                // SAFETY: allocated by cuMemHostAlloc in this context, whose device address is
+                // its host address (unified addressing), and freed only here. Kernels still
+                // using it are excluded by the launch contract (buffers outlive the sync).
+                let _ = unsafe { result::free_host(self.ptr as *mut c_void) };
+            } else {
+                // SAFETY: allocated by cuMemAlloc or cuMemAllocManaged in this context and
+                // freed only here; as above for kernels still using it.
+                let _ = unsafe { result::memory_free(self.ptr) };
+            }
         }
     }
 }
@@ -285,9 +295,73 @@ impl Backend for Cuda {
             }
             Err(e) => return Err(driver::driver_error("cuMemAlloc", e)),
         };
-        let memory = CudaMemory { ctx: device.ctx.clone(), ptr, bytes: size };
+        let memory = CudaMemory { ctx: device.ctx.clone(), ptr, bytes: size, pinned_host: false };
         // SAFETY: `ptr` addresses `size` bytes just allocated in this context.
         unsafe { result::memset_d8_sync(ptr, 0, size) }.call("cuMemsetD8")?;
+        Ok(memory)
+    }
+
+    /// Pinned host memory where the link has native atomics
+    /// (`CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED`: NVLink-C2C), else managed memory
+    /// where the device and the CPU may access it at once
+    /// (`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`: Linux, sm_60 and later, where atomics
+    /// of either side stay atomic for the other by migrating the page). Both have one
+    /// address for host and device.
+    fn alloc_system(device: &CudaDevice, bytes: usize) -> Result<CudaMemory> {
+        use sys::CUdevice_attribute as A;
+        device.ctx.bind()?;
+        let size = bytes.max(1);
+        let native_atomics = attribute(device.ctx.device(), A::CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED)? != 0;
+        let concurrent_managed = attribute(device.ctx.device(), A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? != 0;
+        let out_of_memory = |e: DriverError, call: &'static str| match e {
+            DriverError(sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY) => {
+                Error::OutOfMemory { backend: BACKEND, requested: bytes }
+            }
+            e => driver::driver_error(call, e),
+        };
+        let (ptr, pinned_host) = if native_atomics {
+            let flags = sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE;
+            // SAFETY: plain allocation in the current context.
+            let host = unsafe { result::malloc_host(size, flags) }.map_err(|e| out_of_memory(e, "cuMemHostAlloc"))?;
+            let mut ptr: sys::CUdeviceptr = 0;
+            // SAFETY: `host` was just allocated mapped (DEVICEMAP) in this context.
+            match unsafe { sys::cuMemHostGetDevicePointer_v2(&mut ptr, host, 0) }.result() {
+                Ok(()) if ptr == host as sys::CUdeviceptr => (ptr, true),
+                outcome => {
+                    // SAFETY: allocated just above, used by nothing else.
+                    let _ = unsafe { result::free_host(host) };
+                    return Err(match outcome {
+                        Err(e) => driver::driver_error("cuMemHostGetDevicePointer", e),
+                        Ok(()) => Error::Unsupported {
+                            backend: BACKEND,
+                            what: "memory shared with host threads",
+                            reason: "the device maps pinned host memory at another address than the host's \
+                                     (no unified addressing)"
+                                .into(),
+                        },
+                    });
+                }
+            }
+        } else if concurrent_managed {
+            // SAFETY: plain allocation in the current context.
+            let ptr = unsafe { result::malloc_managed(size, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL) }
+                .map_err(|e| out_of_memory(e, "cuMemAllocManaged"))?;
+            (ptr, false)
+        } else {
+            return Err(Error::Unsupported {
+                backend: BACKEND,
+                what: "memory shared with host threads",
+                reason: format!(
+                    "{} ({}) reports neither CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED nor \
+                     CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS (managed memory is concurrent on Linux \
+                     with sm_60 and later, not on Windows or under some virtualization)",
+                    device.info.name, device.info.arch
+                ),
+            });
+        };
+        let memory = CudaMemory { ctx: device.ctx.clone(), ptr, bytes: size, pinned_host };
+        // SAFETY: `ptr` addresses `size` bytes just allocated, which the host can write.
+        unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, size) };
         Ok(memory)
     }
 
@@ -432,6 +506,16 @@ impl Backend for Cuda {
                 result::launch_kernel(function.raw, grid, block, shared as c_uint, stream.raw, &mut params)
                     .call("cuLaunchKernel")
             }
+        }
+    }
+
+    fn query(device: &CudaDevice, stream: &CudaStream) -> Result<bool> {
+        device.ctx.bind()?;
+        // SAFETY: a live stream of the current context.
+        match unsafe { sys::cuStreamQuery(stream.raw) } {
+            sys::CUresult::CUDA_SUCCESS => Ok(true),
+            sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            code => Err(driver::driver_error("cuStreamQuery", DriverError(code))),
         }
     }
 

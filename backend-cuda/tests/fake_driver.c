@@ -41,10 +41,16 @@
  *   cooperative launches need the device attribute and at most 32 resident blocks per SM
  *   (fewer for big blocks), else CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE.
  *
+ * - Memory shared with host threads: device 0 reports CONCURRENT_MANAGED_ACCESS (device 1
+ *   not) and HOST_NATIVE_ATOMIC_SUPPORTED where XBAR_FAKE_CUDA_HOST_ATOMICS=1;
+ *   cuMemAllocManaged and cuMemHostAlloc (mapped at the host address) hand out memory as
+ *   cuMemAlloc does, freed by cuMemFree and cuMemFreeHost respectively. cuStreamQuery runs
+ *   what has finished by now and answers CUDA_ERROR_NOT_READY while work remains.
+ *
  * Settings: XBAR_FAKE_CUDA_INIT ("no-device": cuInit fails with CUDA_ERROR_NO_DEVICE;
  * "error:N": with code N, one cudarc knows), XBAR_FAKE_CUDA_DEVICES (0 to 2, default 2: an
  * sm_90 with cooperative launch and an sm_80 without), XBAR_FAKE_CUDA_MEMORY_MIB (per
- * device, default 1024), XBAR_FAKE_CUDA_WATCHDOG_MS, and XBAR_FAKE_CUDA_LOG: a file that
+ * device, default 1024), XBAR_FAKE_CUDA_WATCHDOG_MS, XBAR_FAKE_CUDA_HOST_ATOMICS, and XBAR_FAKE_CUDA_LOG: a file that
  * gets one line per notable call (cuInit, launches with their argument bytes,
  * cuFuncSetAttribute, the elapsed-time entry point used, errors of kernels) and, at exit
  * after a cuInit, what was never released. */
@@ -158,10 +164,10 @@ static void sleep_until(uint64_t ns) {
 enum { MAX_DEVICES = 2 };
 static const struct {
   const char* name;
-  int major, minor, multiprocessors, cooperative, shared_optin;
+  int major, minor, multiprocessors, cooperative, shared_optin, concurrent_managed;
 } devices[MAX_DEVICES] = {
-    {"Fake NVIDIA H200", 9, 0, 132, 1, 232448},
-    {"Fake NVIDIA A30", 8, 0, 56, 0, 166912},
+    {"Fake NVIDIA H200", 9, 0, 132, 1, 232448, 1},
+    {"Fake NVIDIA A30", 8, 0, 56, 0, 166912, 0},
 };
 
 struct context {
@@ -213,6 +219,7 @@ struct memory {
   unsigned char* base;
   size_t size;
   int global; /* a module's global, freed with the module */
+  int pinned_host; /* cuMemHostAlloc's: freed with cuMemFreeHost, not cuMemFree */
 };
 
 struct behaviour {
@@ -508,6 +515,8 @@ static CUresult device_attribute(int* value, int attribute, CUdevice device) {
     case 16: *value = devices[device].multiprocessors; break;       /* MULTIPROCESSOR_COUNT */
     case 75: *value = devices[device].major; break;                 /* COMPUTE_CAPABILITY_MAJOR */
     case 76: *value = devices[device].minor; break;                 /* COMPUTE_CAPABILITY_MINOR */
+    case 86: *value = device == 0 && setting("XBAR_FAKE_CUDA_HOST_ATOMICS", 0); break; /* HOST_NATIVE_ATOMIC_SUPPORTED */
+    case 89: *value = devices[device].concurrent_managed; break;    /* CONCURRENT_MANAGED_ACCESS */
     case 95: *value = devices[device].cooperative; break;           /* COOPERATIVE_LAUNCH */
     case 97: *value = devices[device].shared_optin; break;          /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
     default: return CUDA_ERROR_INVALID_VALUE;
@@ -556,30 +565,39 @@ static CUresult set_current(struct context* ctx) {
 }
 CUresult cuCtxSetCurrent(struct context* ctx) { API(set_current(ctx)); }
 
-static CUresult mem_alloc(CUdeviceptr* ptr, size_t bytes) {
-  NEED_CONTEXT;
-  if (!ptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+/* Whether `bytes` more fit the device's memory (XBAR_FAKE_CUDA_MEMORY_MIB). */
+static int fits(size_t bytes) {
   size_t limit = (size_t)setting("XBAR_FAKE_CUDA_MEMORY_MIB", 1024) << 20;
-  if (bytes > limit - current->allocated) return CUDA_ERROR_OUT_OF_MEMORY;
+  return bytes <= limit - current->allocated;
+}
+
+/* Device, managed and pinned host memory alike: host memory handed out 256-byte aligned. */
+static struct memory* allocate(size_t bytes, const char* call) {
   size_t rounded = (bytes + 255) / 256 * 256;
   struct memory* m = make(MEMORY, sizeof *m, current);
   m->base = aligned_alloc(256, rounded);
   m->size = bytes;
   memset(m->base, 0xab, rounded); /* not zero: the backend must clear it */
   current->allocated += bytes;
-  *ptr = (uintptr_t)m->base;
-  note("cuMemAlloc_v2 device %d bytes %zu", current->device, bytes);
+  note("%s device %d bytes %zu", call, current->device, bytes);
+  return m;
+}
+
+static CUresult mem_alloc(CUdeviceptr* ptr, size_t bytes) {
+  NEED_CONTEXT;
+  if (!ptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!fits(bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
+  *ptr = (uintptr_t)allocate(bytes, "cuMemAlloc_v2")->base;
   return CUDA_SUCCESS;
 }
 CUresult cuMemAlloc_v2(CUdeviceptr* ptr, size_t bytes) { API(mem_alloc(ptr, bytes)); }
 
-static CUresult mem_free(CUdeviceptr ptr) {
-  NEED_INIT;
-  if (!current || !current->retains) return CUDA_ERROR_INVALID_CONTEXT;
+/* Frees the allocation at `ptr` of the kind the call frees (pinned host memory or not). */
+static CUresult free_memory(CUdeviceptr ptr, int pinned_host) {
   for (struct object* o = objects; o; o = o->next) {
     struct memory* m = (struct memory*)o;
-    if (o->kind == MEMORY && o->live && !m->global && (uintptr_t)m->base == ptr) {
-      CUresult r = wait_context(o->ctx, 1); /* cuMemFree synchronizes implicitly */
+    if (o->kind == MEMORY && o->live && !m->global && (uintptr_t)m->base == ptr && m->pinned_host == pinned_host) {
+      CUresult r = wait_context(o->ctx, 1); /* freeing synchronizes implicitly */
       o->live = 0;
       o->ctx->allocated -= m->size;
       free(m->base);
@@ -588,7 +606,58 @@ static CUresult mem_free(CUdeviceptr ptr) {
   }
   return CUDA_ERROR_INVALID_VALUE;
 }
+
+static CUresult mem_free(CUdeviceptr ptr) {
+  NEED_INIT;
+  if (!current || !current->retains) return CUDA_ERROR_INVALID_CONTEXT;
+  return free_memory(ptr, 0);
+}
 CUresult cuMemFree_v2(CUdeviceptr ptr) { API(mem_free(ptr)); }
+
+/* Managed memory: what devices with CONCURRENT_MANAGED_ACCESS share with the CPU. */
+static CUresult mem_alloc_managed(CUdeviceptr* ptr, size_t bytes, unsigned flags) {
+  NEED_CONTEXT;
+  if (!ptr || bytes == 0 || flags != 1 /* CU_MEM_ATTACH_GLOBAL */) return CUDA_ERROR_INVALID_VALUE;
+  if (!devices[current->device].concurrent_managed) return CUDA_ERROR_NOT_SUPPORTED;
+  if (!fits(bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
+  *ptr = (uintptr_t)allocate(bytes, "cuMemAllocManaged")->base;
+  return CUDA_SUCCESS;
+}
+CUresult cuMemAllocManaged(CUdeviceptr* ptr, size_t bytes, unsigned flags) { API(mem_alloc_managed(ptr, bytes, flags)); }
+
+/* Pinned host memory, mapped (DEVICEMAP) at the same address (unified addressing). */
+static CUresult mem_host_alloc(void** ptr, size_t bytes, unsigned flags) {
+  NEED_CONTEXT;
+  if (!ptr || bytes == 0 || !(flags & 2) /* CU_MEMHOSTALLOC_DEVICEMAP */) return CUDA_ERROR_INVALID_VALUE;
+  if (!fits(bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
+  struct memory* m = allocate(bytes, "cuMemHostAlloc");
+  m->pinned_host = 1;
+  *ptr = m->base;
+  return CUDA_SUCCESS;
+}
+CUresult cuMemHostAlloc(void** ptr, size_t bytes, unsigned flags) { API(mem_host_alloc(ptr, bytes, flags)); }
+
+static CUresult mem_host_get_device_pointer(CUdeviceptr* out, void* p, unsigned flags) {
+  NEED_CONTEXT;
+  for (struct object* o = objects; o; o = o->next) {
+    struct memory* m = (struct memory*)o;
+    if (o->kind == MEMORY && o->live && m->pinned_host && m->base == p && out && flags == 0) {
+      *out = (uintptr_t)p;
+      return CUDA_SUCCESS;
+    }
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* out, void* p, unsigned flags) {
+  API(mem_host_get_device_pointer(out, p, flags));
+}
+
+static CUresult mem_free_host(void* p) {
+  NEED_INIT;
+  if (!current || !current->retains) return CUDA_ERROR_INVALID_CONTEXT;
+  return free_memory((uintptr_t)p, 1);
+}
+CUresult cuMemFreeHost(void* p) { API(mem_free_host(p)); }
 
 static CUresult memset_d8(CUdeviceptr dst, unsigned char value, size_t n) {
   NEED_CONTEXT;
@@ -767,6 +836,17 @@ static CUresult stream_synchronize(struct stream* stream) {
   return wait_stream(s, NEVER);
 }
 CUresult cuStreamSynchronize(struct stream* stream) { API(stream_synchronize(stream)); }
+
+/* Runs what has finished by now; NOT_READY while work remains, a kernel's error once seen. */
+static CUresult stream_query(struct stream* stream) {
+  NEED_INIT;
+  struct stream* s = find(stream, STREAM);
+  if (!s) return CUDA_ERROR_INVALID_HANDLE;
+  CUresult r = wait_stream(s, now_ns());
+  if (r) return r;
+  return s->head ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+CUresult cuStreamQuery(struct stream* stream) { API(stream_query(stream)); }
 
 static CUresult stream_destroy(struct stream* stream) {
   NEED_INIT;

@@ -851,3 +851,59 @@ fn another_streams_work_waits_for_a_buffers_last_use() {
     assert_eq!(copy.download().expect("download"), [2.0; 64]);
     first.synchronize().expect("synchronize");
 }
+
+/// Memory shared with host threads: pinned host memory where the link has native atomics,
+/// managed memory where the device shares it concurrently, Unsupported naming both
+/// properties where neither holds. Kernels see it at the host's address; the host reads and
+/// writes it while they run; and a failed launch that used it is seen without a synchronize.
+#[test]
+fn memory_shared_with_host_threads_follows_the_device_properties() {
+    const NAME: &str = "memory_shared_with_host_threads_follows_the_device_properties";
+    if !in_child() {
+        for settings in [[("XBAR_FAKE_CUDA_HOST_ATOMICS", "0")], [("XBAR_FAKE_CUDA_HOST_ATOMICS", "1")]] {
+            run_child(NAME, &FULL, &settings);
+        }
+        return;
+    }
+    let host_atomics = std::env::var("XBAR_FAKE_CUDA_HOST_ATOMICS").as_deref() == Ok("1");
+    let device = open(0);
+    let shared = device.alloc_system::<f32>(64).expect("alloc_system");
+    let call = if host_atomics { "cuMemHostAlloc" } else { "cuMemAllocManaged" };
+    assert_eq!(logged_exactly(&format!("{call} device 0 bytes 256")), 1, "{}", log());
+    assert_eq!(shared.load(63).expect("load"), 0.0, "the backend zeroes it (the fake fills 0xab)");
+    shared.store(5, 2.0).expect("store");
+    let add = device.load(&bundle("fake", KERNELS)).expect("load").kernel("add").expect("add");
+    let stream = device.stream().expect("stream");
+    let args = [LaunchArg::system(&shared), 64u32.into(), 1.5f32.into()];
+    // SAFETY: add(float* data, u32 n, f32 f); the memory holds 64 floats.
+    unsafe { Launch::start(&stream, &add, &LaunchConfig::new(1, 64), &args) }.expect("launch").wait().expect("wait");
+    assert_eq!((shared.load(5).expect("load"), shared.load(63).expect("load")), (3.5, 1.5), "the kernel's writes");
+    assert_eq!(shared.failed_use(), None);
+
+    match open(1).alloc_system::<u32>(4) {
+        Err(Error::Unsupported { backend: BackendKind::Cuda, reason, .. }) => assert!(
+            reason.contains("CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED")
+                && reason.contains("CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS"),
+            "{reason}"
+        ),
+        Err(e) => panic!("expected Unsupported naming the properties, got {e}"),
+        Ok(_) => panic!("device 1 reports neither property"),
+    }
+
+    // A launch that writes past the memory breaks the context when it runs: failed_use()
+    // sees that through the stream's query, with nobody synchronizing.
+    let small = device.alloc_system::<f32>(4).expect("alloc_system");
+    let args = [LaunchArg::system(&small), 1024u32.into(), 1.0f32.into()];
+    // SAFETY: add(float* data, u32 n, f32 f); n past the memory is the failure wanted.
+    let launch = unsafe { Launch::start(&stream, &add, &LaunchConfig::new(1, 1024), &args) }.expect("launch");
+    launch.detach();
+    let started = Instant::now();
+    let failure = loop {
+        if let Some(failure) = small.failed_use() {
+            break failure;
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "the failed launch went unseen");
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert!(failure.contains("cuStreamQuery") && failure.contains("ILLEGAL_ADDRESS"), "{failure}");
+}

@@ -237,12 +237,14 @@ impl HipDevice {
     }
 }
 
-/// A device allocation (`hipMalloc`, zero-filled); freed on drop.
+/// A device allocation (`hipMalloc`, zero-filled), or memory shared with host threads
+/// (`hipHostMalloc`, `hipMallocManaged`); freed on drop.
 pub struct HipMemory {
     api: &'static Api,
     ordinal: c_int,
     ptr: *mut c_void,
     bytes: usize,
+    pinned_host: bool,
 }
 
 // SAFETY: device pointers are process-wide values, usable from any thread.
@@ -253,9 +255,18 @@ unsafe impl Sync for HipMemory {}
 impl Drop for HipMemory {
     fn drop(&mut self) {
         if set_device(self.api, self.ordinal).is_ok() {
-            // SAFETY: allocated by hipMalloc and freed only here; kernels still using it
-            // are excluded by the launch contract (buffers outlive the synchronize).
-            let _ = unsafe { (self.api.hipFree)(self.ptr) };
+            match (self.pinned_host, self.api.hipHostFree) {
+                (true, Some(host_free)) => {
+                    // SAFETY: allocated by hipHostMalloc and freed only here; kernels still
+                    // using it are excluded by the launch contract (buffers outlive the sync).
+                    let _ = unsafe { host_free(self.ptr) };
+                }
+                _ => {
+                    // SAFETY: allocated by hipMalloc or hipMallocManaged, which hipFree frees,
+                    // and freed only here; as above for kernels still using it.
+                    let _ = unsafe { (self.api.hipFree)(self.ptr) };
+                }
+            }
         }
     }
 }
@@ -645,9 +656,61 @@ impl Backend for Hip {
             sys::HIP_ERROR_OUT_OF_MEMORY => return Err(Error::OutOfMemory { backend: BACKEND, requested: bytes }),
             code => return Err(driver_error(api, "hipMalloc", code)),
         }
-        let memory = HipMemory { api, ordinal: device.ordinal, ptr, bytes: size };
+        let memory = HipMemory { api, ordinal: device.ordinal, ptr, bytes: size, pinned_host: false };
         // SAFETY: `ptr` addresses `size` bytes just allocated; hipMemset is synchronous.
         check(api, "hipMemset", unsafe { (api.hipMemset)(ptr, 0, size) })?;
+        Ok(memory)
+    }
+
+    /// Fine-grained pinned host memory where the link has native atomics
+    /// (`hipDeviceAttributeHostNativeAtomicSupported`), else managed memory where the device
+    /// and the CPU may access it at once (`hipDeviceAttributeConcurrentManagedAccess`); both
+    /// have one address for host and device.
+    fn alloc_system(device: &HipDevice, bytes: usize) -> Result<HipMemory> {
+        let api = device.api;
+        device.select()?;
+        let size = bytes.max(1);
+        let native_atomics = attribute(api, device.ordinal, sys::attr::HOST_NATIVE_ATOMIC_SUPPORTED)? != 0;
+        let concurrent_managed = attribute(api, device.ordinal, sys::attr::CONCURRENT_MANAGED_ACCESS)? != 0;
+        let mut ptr: *mut c_void = std::ptr::null_mut();
+        let (call, pinned_host, code) =
+            match (native_atomics, concurrent_managed, api.hipHostMalloc, api.hipMallocManaged) {
+                (true, _, Some(host_malloc), _) => {
+                    // SAFETY: `ptr` is a valid out-pointer.
+                    let code = unsafe { host_malloc(&mut ptr, size, sys::HIP_HOST_MALLOC_MAPPED_COHERENT) };
+                    ("hipHostMalloc", true, code)
+                }
+                (_, true, _, Some(managed)) => {
+                    // SAFETY: `ptr` is a valid out-pointer.
+                    let code = unsafe { managed(&mut ptr, size, sys::HIP_MEM_ATTACH_GLOBAL) };
+                    ("hipMallocManaged", false, code)
+                }
+                _ => {
+                    return Err(Error::Unsupported {
+                        backend: BACKEND,
+                        what: "memory shared with host threads",
+                        reason: format!(
+                            "device {} reports neither hipDeviceAttributeHostNativeAtomicSupported nor \
+                         hipDeviceAttributeConcurrentManagedAccess (managed memory needs XNACK: HSA_XNACK=1 \
+                         on a GPU that supports it){}",
+                            device.ordinal,
+                            if api.hipHostMalloc.is_none() || api.hipMallocManaged.is_none() {
+                                ", or this HIP runtime lacks hipHostMalloc/hipMallocManaged"
+                            } else {
+                                ""
+                            }
+                        ),
+                    })
+                }
+            };
+        match code {
+            sys::HIP_SUCCESS => {}
+            sys::HIP_ERROR_OUT_OF_MEMORY => return Err(Error::OutOfMemory { backend: BACKEND, requested: bytes }),
+            code => return Err(driver_error(api, call, code)),
+        }
+        let memory = HipMemory { api, ordinal: device.ordinal, ptr, bytes: size, pinned_host };
+        // SAFETY: `ptr` addresses `size` bytes just allocated, which the host can write.
+        unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, size) };
         Ok(memory)
     }
 
@@ -806,6 +869,17 @@ impl Backend for Hip {
         };
         let call = if cooperative.is_some() { "hipModuleLaunchCooperativeKernel" } else { "hipModuleLaunchKernel" };
         check(api, call, code)
+    }
+
+    fn query(device: &HipDevice, stream: &HipStream) -> Result<bool> {
+        let api = device.api;
+        device.select()?;
+        // SAFETY: a live stream.
+        match unsafe { (api.hipStreamQuery)(stream.raw) } {
+            sys::HIP_SUCCESS => Ok(true),
+            sys::HIP_ERROR_NOT_READY => Ok(false),
+            code => Err(driver_error(api, "hipStreamQuery", code)),
+        }
     }
 
     fn synchronize(device: &HipDevice, stream: &HipStream) -> Result<()> {

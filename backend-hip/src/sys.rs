@@ -33,18 +33,30 @@ pub(crate) const HIP_ERROR_INVALID_DEVICE_FUNCTION: HipError = 98;
 pub(crate) const HIP_ERROR_NO_DEVICE: HipError = 100;
 pub(crate) const HIP_ERROR_INVALID_DEVICE: HipError = 101;
 pub(crate) const HIP_ERROR_NOT_FOUND: HipError = 500;
+pub(crate) const HIP_ERROR_NOT_READY: HipError = 600;
 
 /// `hipMemcpyKind` values (unchanged since HIP 1.0).
 pub(crate) const HIP_MEMCPY_HOST_TO_DEVICE: c_int = 1;
 pub(crate) const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
 pub(crate) const HIP_MEMCPY_DEVICE_TO_DEVICE: c_int = 3;
+/// `hipHostMallocMapped | hipHostMallocCoherent`: pinned host memory the device maps,
+/// fine-grained (device atomics reach the CPU's copy).
+pub(crate) const HIP_HOST_MALLOC_MAPPED_COHERENT: std::ffi::c_uint = 0x2 | 0x4000_0000;
+/// `hipMemAttachGlobal`: managed memory any stream may access.
+pub(crate) const HIP_MEM_ATTACH_GLOBAL: std::ffi::c_uint = 0x1;
 
 /// `hipDeviceAttribute_t` values of the CUDA-compatible block (`hipDeviceAttributeCudaCompatibleBegin
 /// = 0`), identical in ROCm 5.x, 6.x and 7.x.
 pub(crate) mod attr {
     use std::ffi::c_int;
+    /// `hipDeviceAttributeConcurrentManagedAccess`: the device and the CPU may access
+    /// managed memory at the same time, coherently.
+    pub(crate) const CONCURRENT_MANAGED_ACCESS: c_int = 9;
     /// `hipDeviceAttributeCooperativeLaunch`.
     pub(crate) const COOPERATIVE_LAUNCH: c_int = 10;
+    /// `hipDeviceAttributeHostNativeAtomicSupported`: the link between host and device
+    /// supports atomics natively (device atomics on host memory are atomic for the CPU too).
+    pub(crate) const HOST_NATIVE_ATOMIC_SUPPORTED: c_int = 15;
     /// `hipDeviceAttributeMaxThreadsPerBlock`.
     pub(crate) const MAX_THREADS_PER_BLOCK: c_int = 56;
     /// `hipDeviceAttributeMultiprocessorCount` (compute units; half of them in WGP mode).
@@ -130,6 +142,7 @@ api! {
         hipModuleLaunchKernel(Handle, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Handle, *mut *mut c_void, *mut *mut c_void) -> HipError;
         hipStreamCreate(*mut Handle) -> HipError;
         hipStreamSynchronize(Handle) -> HipError;
+        hipStreamQuery(Handle) -> HipError;
         hipStreamDestroy(Handle) -> HipError;
         hipEventCreate(*mut Handle) -> HipError;
         hipEventRecord(Handle, Handle) -> HipError;
@@ -140,6 +153,10 @@ api! {
     }
     optional {
         hipGetErrorString(HipError) -> *const c_char;
+        // Memory shared with host threads (Backend::alloc_system); without them it is unsupported.
+        hipHostMalloc(*mut *mut c_void, usize, c_uint) -> HipError;
+        hipHostFree(*mut c_void) -> HipError;
+        hipMallocManaged(*mut *mut c_void, usize, c_uint) -> HipError;
         hipRuntimeGetVersion(*mut c_int) -> HipError;
         hipDriverGetVersion(*mut c_int) -> HipError;
         // Not in ROCm 5.2; without it cooperative launches are unsupported.

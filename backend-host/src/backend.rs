@@ -103,6 +103,11 @@ impl Backend for Host {
         Ok(HostMemory { ptr, layout })
     }
 
+    /// Ordinary memory: kernel threads are host threads here.
+    fn alloc_system(device: &HostDevice, bytes: usize) -> Result<HostMemory> {
+        Self::alloc(device, bytes)
+    }
+
     fn address(memory: &HostMemory) -> u64 {
         memory.ptr.as_ptr() as u64
     }
@@ -162,6 +167,11 @@ impl Backend for Host {
         args: &[KernelArg],
     ) -> Result<()> {
         launch::launch(&function.module, &function.name, config, args, &device.settings)
+    }
+
+    /// Launches run to completion before `launch` returns, with their errors.
+    fn query(_device: &HostDevice, _stream: &HostStream) -> Result<bool> {
+        Ok(true)
     }
 
     fn synchronize(_device: &HostDevice, _stream: &HostStream) -> Result<()> {

@@ -93,6 +93,9 @@ impl Backend for Host {
     ) -> Result<()> {
         match *device {}
     }
+    fn query(device: &HostDevice, _stream: &HostStream) -> Result<bool> {
+        match *device {}
+    }
     fn synchronize(device: &HostDevice, _stream: &HostStream) -> Result<()> {
         match *device {}
     }

@@ -170,6 +170,22 @@ pub trait Backend: Sized + Send + Sync + 'static {
 
     /// Allocates `bytes` (at least 256-byte aligned, zero-filled).
     fn alloc(device: &Self::Device, bytes: usize) -> Result<Self::Memory>;
+    /// Allocates `bytes` (at least 256-byte aligned, zero-filled) that this device's kernels
+    /// and the host's threads may use at the same time, with atomics of system scope that
+    /// both sides agree on: the memory of a `barrier<thread_scope_system>` that host threads
+    /// share with kernels, and of the data handed over through it. Host threads reach it at
+    /// [`address`](Self::address) too.
+    ///
+    /// Errors: [`Error::Unsupported`](crate::Error::Unsupported) naming the device property
+    /// that is missing (the backends that have none keep this default).
+    fn alloc_system(device: &Self::Device, bytes: usize) -> Result<Self::Memory> {
+        let _ = (device, bytes);
+        Err(crate::Error::Unsupported {
+            backend: Self::KIND,
+            what: "memory shared with host threads",
+            reason: "this backend cannot allocate it".into(),
+        })
+    }
     /// The address kernels see for `memory`.
     fn address(memory: &Self::Memory) -> u64;
     /// Copies `src` into `memory` at byte `offset` (bounds already checked).
@@ -212,6 +228,11 @@ pub trait Backend: Sized + Send + Sync + 'static {
         config: &LaunchConfig,
         args: &[KernelArg],
     ) -> Result<()>;
+    /// Whether the work enqueued on `stream` has finished, without waiting: `Ok(false)` while
+    /// it runs, the runtime's error where it failed (a GPU context ended by a trap or a memory
+    /// fault). A host thread waiting on a barrier that kernels share polls it, so that a
+    /// failed kernel ends the wait instead of leaving it forever.
+    fn query(device: &Self::Device, stream: &Self::Stream) -> Result<bool>;
     /// Waits for everything enqueued on `stream`; errors are the runtime's own (a kernel's
     /// barrier fault is read afterwards with [`take_fault`](Self::take_fault)).
     fn synchronize(device: &Self::Device, stream: &Self::Stream) -> Result<()>;

@@ -134,6 +134,9 @@ impl<B: Backend> Device<B> {
     pub fn raw(&self) -> &B::Device {
         &self.raw
     }
+    pub(crate) fn raw_arc(&self) -> &Arc<B::Device> {
+        &self.raw
+    }
 
     /// A zero-filled buffer of `len` elements.
     ///
@@ -413,7 +416,7 @@ impl<B: Backend> Module<B> {
     /// ```
     pub fn kernel(&self, name: &str) -> Result<Kernel<B>> {
         let raw = B::function(&self.device, &self.raw, name)?;
-        Ok(Kernel { raw, name: name.into(), ordinal: self.ordinal, module: self.raw.clone() })
+        Ok(Kernel { raw, name: name.into(), ordinal: self.ordinal, module: self.raw.clone(), checked: self.checked })
     }
 }
 
@@ -425,11 +428,19 @@ pub struct Kernel<B: Backend> {
     ordinal: usize,
     /// Its module: kept loaded while the kernel exists, and read for faults after launches.
     module: Arc<B::Module>,
+    /// Whether its module's code is checked ([`Module::checked`]).
+    checked: bool,
 }
 
 impl<B: Backend> Clone for Kernel<B> {
     fn clone(&self) -> Self {
-        Kernel { raw: self.raw.clone(), name: self.name.clone(), ordinal: self.ordinal, module: self.module.clone() }
+        Kernel {
+            raw: self.raw.clone(),
+            name: self.name.clone(),
+            ordinal: self.ordinal,
+            module: self.module.clone(),
+            checked: self.checked,
+        }
     }
 }
 
@@ -437,6 +448,10 @@ impl<B: Backend> Kernel<B> {
     /// The kernel's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+    /// Whether its code is checked ([`Module::checked`]).
+    pub fn checked(&self) -> bool {
+        self.checked
     }
     /// The ordinal of the device its module was loaded on: it launches only on streams of
     /// that device.
@@ -506,7 +521,11 @@ impl<B: Backend> Stream<B> {
     ) -> (Option<u64>, Result<()>) {
         // SAFETY: the caller's contract is this function's.
         match unsafe { self.submit(kernel, config, args) } {
-            Ok((ticket, late)) => (Some(ticket), late.map_or(Ok(()), Err)),
+            Ok((ticket, Some(late))) => {
+                self.shared.note_failure(ticket, &late);
+                (Some(ticket), Err(late))
+            }
+            Ok((ticket, None)) => (Some(ticket), Ok(())),
             Err(e) => (None, Err(e)),
         }
     }

@@ -138,6 +138,17 @@ pub enum Error {
         /// The limit, in seconds.
         seconds: f64,
     },
+    /// A host thread's wait on a barrier it shares with kernels ended because a kernel that
+    /// uses the barrier failed (a barrier fault, a trap, a broken context): the phase it
+    /// waited for may never complete. The launch's own report (its `wait`, the stream's
+    /// `synchronize`) says the same.
+    #[error("{call}: a kernel that uses the barrier failed, so the wait ended: {cause}")]
+    BarrierAbandoned {
+        /// The host-side call that waited.
+        call: &'static str,
+        /// The kernel's failure, as its launch or stream reported it.
+        cause: String,
+    },
     /// The backend cannot do this (yet, or on this device).
     #[error("{backend}: {what} is not supported: {reason}")]
     Unsupported {

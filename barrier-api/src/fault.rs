@@ -332,6 +332,14 @@ impl BarrierFault {
     }
 }
 
+impl BarrierFault {
+    /// Whether a host thread made the faulting call (`SystemBarrier`'s host side records
+    /// block and thread index `u32::MAX`, which no launch has); `kernel` then names the call.
+    pub fn by_host_thread(&self) -> bool {
+        self.record.block == [u32::MAX; 3] && self.record.thread == [u32::MAX; 3]
+    }
+}
+
 impl fmt::Display for BarrierFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let r = &self.record;
@@ -340,6 +348,18 @@ impl fmt::Display for BarrierFault {
         } else {
             format!("phase parity {}, pending {}, tx {}, expected {}", r.phase_parity, r.pending, r.tx, r.expected)
         };
+        if self.by_host_thread() {
+            return write!(
+                f,
+                "barrier fault in `{}` (a host thread): {} on {}-scope barrier {:#x}: {} [{}]",
+                self.kernel,
+                self.op.api_name(),
+                self.scope_name(),
+                r.barrier,
+                self.what(),
+                state
+            );
+        }
         write!(
             f,
             "barrier fault in kernel `{}`: {} on {}-scope barrier {:#x}, block ({},{},{}) thread ({},{},{}): {} [{}]",

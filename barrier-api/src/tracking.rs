@@ -25,6 +25,10 @@ pub(crate) struct StreamShared<B: Backend> {
     issued: AtomicU64,
     /// The highest ticket known finished.
     finished: AtomicU64,
+    /// The highest ticket whose launch or synchronize reported an error (0: none), and that
+    /// error's text: host threads waiting on a barrier the work used give up on it.
+    failed: AtomicU64,
+    failure: Mutex<String>,
 }
 
 impl<B: Backend> StreamShared<B> {
@@ -35,6 +39,8 @@ impl<B: Backend> StreamShared<B> {
             raw,
             issued: AtomicU64::new(0),
             finished: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            failure: Mutex::new(String::new()),
         }
     }
 
@@ -59,9 +65,35 @@ impl<B: Backend> StreamShared<B> {
 
     /// Waits for the stream's work and reports what it left: a barrier fault, then a timeout.
     pub(crate) fn synchronize(&self) -> Result<()> {
+        let target = self.issued.load(Ordering::Acquire);
         let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
-        self.wait()?;
-        settle_launches(&pending, |module| B::take_fault(&self.device, module), B::elapsed)
+        let result = self
+            .wait()
+            .and_then(|()| settle_launches(&pending, |module| B::take_fault(&self.device, module), B::elapsed));
+        if let Err(e) = &result {
+            self.note_failure(target, e);
+        }
+        result
+    }
+
+    /// Records that work up to `ticket` failed with `error`.
+    pub(crate) fn note_failure(&self, ticket: u64, error: &crate::Error) {
+        let mut failure = self.failure.lock().unwrap_or_else(PoisonError::into_inner);
+        *failure = error.to_string();
+        self.failed.fetch_max(ticket, Ordering::AcqRel);
+    }
+
+    /// Whether work `ticket` has failed, as far as can be told without waiting: the error a
+    /// launch or synchronize reported for it or later work, else the runtime's error for a
+    /// stream still running ([`Backend::query`]).
+    fn failure_of(&self, ticket: u64) -> Option<String> {
+        if self.failed.load(Ordering::Acquire) >= ticket {
+            return Some(self.failure.lock().unwrap_or_else(PoisonError::into_inner).clone());
+        }
+        if self.is_finished(ticket) {
+            return None;
+        }
+        B::query(&self.device, &self.raw).err().map(|e| e.to_string())
     }
 }
 
@@ -70,11 +102,19 @@ impl<B: Backend> StreamShared<B> {
 /// keeps the highest ticket, whatever order the threads record in.
 pub(crate) struct InFlight<B: Backend> {
     uses: Mutex<Vec<(Arc<StreamShared<B>>, u64)>>,
+    /// The error of a launch that was to use the buffer and failed before the runtime took
+    /// it, or while it ran on a backend whose launches return at their end (the host's).
+    failed_launch: Mutex<Option<String>>,
 }
 
 impl<B: Backend> InFlight<B> {
     pub(crate) fn new() -> InFlight<B> {
-        InFlight { uses: Mutex::new(Vec::new()) }
+        InFlight { uses: Mutex::new(Vec::new()), failed_launch: Mutex::new(None) }
+    }
+
+    /// Records that a launch that was to use the buffer failed with `error`.
+    pub(crate) fn launch_failed(&self, error: &crate::Error) {
+        *self.failed_launch.lock().unwrap_or_else(PoisonError::into_inner) = Some(error.to_string());
     }
 
     /// Before `stream` enqueues work that uses the buffer: unfinished work of other streams
@@ -97,6 +137,16 @@ impl<B: Backend> InFlight<B> {
             Some((_, last)) => *last = (*last).max(ticket),
             None => uses.push((stream.clone(), ticket)),
         }
+    }
+
+    /// The error of a stream's work that used the buffer and failed, if any (without
+    /// waiting): what a host thread waiting on a barrier in the buffer gives up with.
+    pub(crate) fn failure(&self) -> Option<String> {
+        if let Some(failed) = self.failed_launch.lock().unwrap_or_else(PoisonError::into_inner).clone() {
+            return Some(failed);
+        }
+        let uses = self.uses.lock().unwrap_or_else(PoisonError::into_inner);
+        uses.iter().find_map(|(stream, ticket)| stream.failure_of(*ticket))
     }
 
     /// Before the host reads, writes or frees the buffer: every use is waited for.

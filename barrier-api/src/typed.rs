@@ -10,19 +10,95 @@
 use std::marker::PhantomData;
 
 use crate::tracking::InFlight;
-use crate::{Backend, Buffer, DeviceCopy, Error, Kernel, KernelArg, LaunchConfig, Result, Stream};
+use crate::{Backend, Buffer, DeviceCopy, Error, Kernel, KernelArg, LaunchConfig, Result, Stream, SystemBuffer};
 
 /// One argument of a typed launch: a scalar, or a buffer (its address, its device, and what
 /// tracks its use).
 pub struct LaunchArg<'b, B: Backend> {
     value: KernelArg,
     buffer: Option<(usize, &'b InFlight<B>)>,
+    /// Memory shared with host threads and other kernels while the launch runs: other
+    /// streams' work on it is not waited for.
+    concurrent: bool,
+    /// Whether the kernel's code must be checked (or must not be), where the argument's
+    /// host side was built one way.
+    checked: Option<bool>,
 }
 
 impl<'b, B: Backend> LaunchArg<'b, B> {
     /// The address of `buffer` (a `T*` or `const T*` parameter).
     pub fn buffer<T: DeviceCopy>(buffer: &'b Buffer<B, T>) -> LaunchArg<'b, B> {
-        LaunchArg { value: buffer.arg(), buffer: Some((buffer.device_ordinal(), buffer.in_flight())) }
+        LaunchArg {
+            value: buffer.arg(),
+            buffer: Some((buffer.device_ordinal(), buffer.in_flight())),
+            concurrent: false,
+            checked: None,
+        }
+    }
+    /// The address of memory shared with host threads (a `T*` or `const T*` parameter, or
+    /// a `barrier<thread_scope_system>*` in it). The launch does not wait for other streams'
+    /// work on it, which may run at the same time.
+    pub fn system<T: DeviceCopy>(memory: &'b SystemBuffer<B, T>) -> LaunchArg<'b, B> {
+        LaunchArg {
+            value: memory.arg(),
+            buffer: Some((memory.device_ordinal(), memory.in_flight())),
+            concurrent: true,
+            checked: None,
+        }
+    }
+    /// The same argument, for kernels whose code is checked (`true`) or not (`false`) only:
+    /// [`Launch::start`] refuses another kernel ([`Error::InvalidArgument`]). For objects
+    /// whose layout differs between checked and release code.
+    pub fn for_checked(self, checked: bool) -> LaunchArg<'b, B> {
+        LaunchArg { checked: Some(checked), ..self }
+    }
+}
+
+/// What a typed launcher takes for a kernel's `const T*` parameter: `&Buffer<B, T>` (or
+/// `&mut`), or `&SystemBuffer<B, T>`, memory host threads use meanwhile.
+#[diagnostic::on_unimplemented(
+    message = "a `const {T}*` kernel parameter takes `&Buffer<B, {T}>` or `&SystemBuffer<B, {T}>`, not `{Self}`",
+    label = "not a buffer of `{T}` on this backend"
+)]
+pub trait PtrArg<'b, B: Backend, T: DeviceCopy> {
+    /// The launch argument: the memory's address, and what tracks its use.
+    fn launch_arg(self) -> LaunchArg<'b, B>;
+}
+
+/// What a typed launcher takes for a kernel's `T*` parameter, which the kernel may write:
+/// `&mut Buffer<B, T>`, or `&SystemBuffer<B, T>`, memory host threads use meanwhile.
+#[diagnostic::on_unimplemented(
+    message = "a `{T}*` kernel parameter, which the kernel may write, takes `&mut Buffer<B, {T}>` or `&SystemBuffer<B, {T}>`, not `{Self}`",
+    label = "not a writable buffer of `{T}` on this backend"
+)]
+pub trait MutPtrArg<'b, B: Backend, T: DeviceCopy> {
+    /// The launch argument: the memory's address, and what tracks its use.
+    fn launch_arg(self) -> LaunchArg<'b, B>;
+}
+
+impl<'b, B: Backend, T: DeviceCopy> PtrArg<'b, B, T> for &'b Buffer<B, T> {
+    fn launch_arg(self) -> LaunchArg<'b, B> {
+        LaunchArg::buffer(self)
+    }
+}
+impl<'b, B: Backend, T: DeviceCopy> PtrArg<'b, B, T> for &'b mut Buffer<B, T> {
+    fn launch_arg(self) -> LaunchArg<'b, B> {
+        LaunchArg::buffer(self)
+    }
+}
+impl<'b, B: Backend, T: DeviceCopy> PtrArg<'b, B, T> for &'b SystemBuffer<B, T> {
+    fn launch_arg(self) -> LaunchArg<'b, B> {
+        LaunchArg::system(self)
+    }
+}
+impl<'b, B: Backend, T: DeviceCopy> MutPtrArg<'b, B, T> for &'b mut Buffer<B, T> {
+    fn launch_arg(self) -> LaunchArg<'b, B> {
+        LaunchArg::buffer(self)
+    }
+}
+impl<'b, B: Backend, T: DeviceCopy> MutPtrArg<'b, B, T> for &'b SystemBuffer<B, T> {
+    fn launch_arg(self) -> LaunchArg<'b, B> {
+        LaunchArg::system(self)
     }
 }
 
@@ -31,7 +107,7 @@ where
     KernelArg: From<T>,
 {
     fn from(value: T) -> Self {
-        LaunchArg { value: KernelArg::from(value), buffer: None }
+        LaunchArg { value: KernelArg::from(value), buffer: None, concurrent: false, checked: None }
     }
 }
 
@@ -97,9 +173,27 @@ impl<'a, B: Backend> Launch<'a, B> {
                 });
             }
         }
+        for (index, arg) in args.iter().enumerate() {
+            if let Some(checked) = arg.checked.filter(|&c| c != kernel.checked()) {
+                let build = |c: bool| if c { "checked" } else { "release (unchecked)" };
+                return Err(Error::InvalidArgument {
+                    call: "launch",
+                    reason: format!(
+                        "argument {} of `{}` was built for {} kernel code, the kernel's module is {}: build both \
+                         with the same XBAR_CHECKED setting (xbarrier's `checked` feature or the build profile)",
+                        index + 1,
+                        kernel.name(),
+                        build(checked),
+                        build(kernel.checked())
+                    ),
+                });
+            }
+        }
         let buffers = || args.iter().filter_map(|a| a.buffer.map(|(_, in_flight)| in_flight));
-        for in_flight in buffers() {
-            in_flight.before_use(stream.shared())?;
+        for arg in args.iter().filter(|a| !a.concurrent) {
+            if let Some((_, in_flight)) = arg.buffer {
+                in_flight.before_use(stream.shared())?;
+            }
         }
         let values: Vec<KernelArg> = args.iter().map(|a| a.value).collect();
         // SAFETY: the caller guarantees that the arguments match the kernel; the buffers are
@@ -110,6 +204,14 @@ impl<'a, B: Backend> Launch<'a, B> {
             // Accepted by the runtime, even where a later step failed: the buffers are in use.
             for in_flight in buffers() {
                 in_flight.used_by(stream.shared(), ticket);
+            }
+        }
+        if let Err(e) = &result {
+            // Host threads waiting on a barrier in memory shared with them give up.
+            for arg in args.iter().filter(|a| a.concurrent) {
+                if let Some((_, in_flight)) = arg.buffer {
+                    in_flight.launch_failed(e);
+                }
             }
         }
         result.map(|()| Launch { stream, waited: false, _buffers: PhantomData })

@@ -1,7 +1,8 @@
 //! The Rust module of typed launchers generated for a bundle: a `Kernels<B>` struct that
 //! loads the bundle on a device, with one method per kernel whose signature was read
-//! (`signature.rs`), taking `&Buffer<B, T>` for `const T*`, `&mut Buffer<B, T>` for `T*` and
-//! the Rust scalar for each scalar. The crate includes it with `xbarrier::kernels!`.
+//! (`signature.rs`), taking `&Buffer<B, T>` for `const T*`, `&mut Buffer<B, T>` for `T*`
+//! (either also a `&SystemBuffer<B, T>`, memory host threads share), `&SystemBarrier<B>` for
+//! `xb::barrier<xb::thread_scope_system>*` and the Rust scalar for each scalar. The crate includes it with `xbarrier::kernels!`.
 
 use std::fmt::Write as _;
 
@@ -144,11 +145,12 @@ fn launcher(out: &mut String, index: usize, kernel: &KernelDecl, method: &str) {
         let ty = match &param.ty {
             ParamType::Value(s) => s.scalar.rust().to_owned(),
             ParamType::Pointer { element, constant: true, .. } => {
-                format!("&'a __xbarrier::Buffer<B, {}>", element.scalar.rust())
+                format!("impl __xbarrier::PtrArg<'a, B, {}>", element.scalar.rust())
             }
             ParamType::Pointer { element, constant: false, .. } => {
-                format!("&'a mut __xbarrier::Buffer<B, {}>", element.scalar.rust())
+                format!("impl __xbarrier::MutPtrArg<'a, B, {}>", element.scalar.rust())
             }
+            ParamType::SystemBarrier => "&'a __xbarrier::SystemBarrier<B>".to_owned(),
         };
         let _ = writeln!(out, "        {name}: {ty},");
     }
@@ -157,9 +159,9 @@ fn launcher(out: &mut String, index: usize, kernel: &KernelDecl, method: &str) {
         .iter()
         .zip(&names)
         .map(|(param, name)| match &param.ty {
-            ParamType::Value(_) => format!("__xbarrier::LaunchArg::from({name})"),
-            ParamType::Pointer { constant: true, .. } => format!("__xbarrier::LaunchArg::buffer({name})"),
-            ParamType::Pointer { constant: false, .. } => format!("__xbarrier::LaunchArg::buffer(&*{name})"),
+            ParamType::Value(_) | ParamType::SystemBarrier => format!("__xbarrier::LaunchArg::from({name})"),
+            ParamType::Pointer { constant: true, .. } => format!("__xbarrier::PtrArg::launch_arg({name})"),
+            ParamType::Pointer { constant: false, .. } => format!("__xbarrier::MutPtrArg::launch_arg({name})"),
         })
         .collect();
     let _ =
@@ -210,10 +212,10 @@ mod tests {
         let source = module_source("my_kernels", &kernels);
         for want in [
             "pub fn stream_in<'a>(",
-            "r#in: &'a __xbarrier::Buffer<B, f32>,",
-            "out: &'a mut __xbarrier::Buffer<B, f32>,",
+            "r#in: impl __xbarrier::PtrArg<'a, B, f32>,",
+            "out: impl __xbarrier::MutPtrArg<'a, B, f32>,",
             "n: u32,",
-            "__xbarrier::Launch::start(stream, &self.kernel_0, config, &[__xbarrier::LaunchArg::buffer(r#in), __xbarrier::LaunchArg::buffer(&*out), __xbarrier::LaunchArg::from(n)])",
+            "__xbarrier::Launch::start(stream, &self.kernel_0, config, &[__xbarrier::PtrArg::launch_arg(r#in), __xbarrier::MutPtrArg::launch_arg(out), __xbarrier::LaunchArg::from(n)])",
             "/// - `with_struct` (kernels/k.cpp:2): parameter 1 ('struct params p') is a struct type",
             "pub fn load_kernel<'a>(",
             "stream_: i32,",

@@ -91,7 +91,15 @@ pub enum ParamType {
         /// `volatile` element.
         volatile: bool,
     },
+    /// `xb::barrier<xb::thread_scope_system>*`: a barrier that host threads share
+    /// (`SystemBarrier`), whatever qualifiers the pointer itself has.
+    SystemBarrier,
 }
+
+/// The spelling of a system barrier parameter's type.
+const SYSTEM_BARRIER: &str = "xb::barrier<xb::thread_scope_system>*";
+/// Its tokens, as the reader splits them (`::` one token).
+const SYSTEM_BARRIER_TOKENS: [&str; 9] = ["xb", "::", "barrier", "<", "xb", "::", "thread_scope_system", ">", "*"];
 
 impl ParamType {
     /// The type as C++ writes it, top-level qualifiers dropped (what the function type holds).
@@ -104,11 +112,20 @@ impl ParamType {
                 if *volatile { "volatile " } else { "" },
                 element.spelling
             ),
+            ParamType::SystemBarrier => SYSTEM_BARRIER.to_owned(),
         }
     }
-    fn scalar(&self) -> &CScalar {
+    fn scalar(&self) -> Option<&CScalar> {
         match self {
-            ParamType::Value(s) | ParamType::Pointer { element: s, .. } => s,
+            ParamType::Value(s) | ParamType::Pointer { element: s, .. } => Some(s),
+            ParamType::SystemBarrier => None,
+        }
+    }
+    /// The words of its spelling that a macro could redefine.
+    fn words(&self) -> Vec<&str> {
+        match self {
+            ParamType::SystemBarrier => vec!["xb", "barrier", "thread_scope_system"],
+            other => other.scalar().map(|s| s.spelling.split(' ').collect()).unwrap_or_default(),
         }
     }
 }
@@ -164,7 +181,7 @@ impl KernelDecl {
         let mut text = String::new();
         text.push_str(&format!("XB_KERNEL_SIGNATURE({}{}, void({}));\n", self.scope, self.name, types.join(", ")));
         let mut sized: Vec<&CScalar> = Vec::new();
-        for scalar in params.iter().map(|p| p.ty.scalar()) {
+        for scalar in params.iter().filter_map(|p| p.ty.scalar()) {
             if !sized.contains(&scalar) {
                 sized.push(scalar);
                 text.push_str(&format!("XB_KERNEL_SCALAR_SIZE({}, {});\n", scalar.spelling, scalar.scalar.bytes()));
@@ -181,7 +198,7 @@ pub fn macro_guards(kernels: &[KernelDecl]) -> String {
     let mut words: Vec<&str> = Vec::new();
     for kernel in kernels {
         let Ok(params) = &kernel.params else { continue };
-        let spellings = params.iter().map(|p| p.ty.scalar().spelling.as_str());
+        let spellings = params.iter().flat_map(|p| p.ty.words());
         let scope = kernel.scope.split("::");
         for text in ["void", "const", "volatile", kernel.name.as_str()].into_iter().chain(scope).chain(spellings) {
             for word in text.split(' ').filter(|w| !w.is_empty()) {
@@ -452,6 +469,14 @@ fn read_params(tokens: &[Token]) -> Result<Vec<Param>, String> {
     Ok(params)
 }
 
+/// What follows `xb::barrier<xb::thread_scope_system>*` (a leading `::` allowed), pointer
+/// qualifiers dropped, where the parameter is one.
+fn system_barrier_declarator<'t>(tokens: &'t [&'t str]) -> Option<Vec<&'t str>> {
+    let tokens = tokens.strip_prefix(&["::"]).unwrap_or(tokens);
+    let rest = tokens.strip_prefix(&SYSTEM_BARRIER_TOKENS[..])?;
+    Some(rest.iter().copied().filter(|t| !QUALIFIERS.contains(t)).collect())
+}
+
 /// Words that name (part of) a C++ type: a lone one is no parameter name.
 const TYPE_WORDS: [&str; 9] = ["void", "char", "short", "int", "long", "signed", "unsigned", "float", "double"];
 const QUALIFIERS: [&str; 5] = ["const", "volatile", "__restrict__", "__restrict", "restrict"];
@@ -460,6 +485,13 @@ fn read_param(tokens: &[&str]) -> Result<Param, String> {
     let mut tokens = tokens.to_vec();
     if let Some(default) = tokens.iter().position(|t| *t == "=") {
         tokens.truncate(default); // a default argument: the launcher passes every argument anyway
+    }
+    if let Some(rest) = system_barrier_declarator(&tokens) {
+        return match rest.as_slice() {
+            [] => Ok(Param { name: None, ty: ParamType::SystemBarrier }),
+            [name] if is_identifier(name) => Ok(Param { name: Some((*name).to_owned()), ty: ParamType::SystemBarrier }),
+            _ => Err(format!("has `{}` after `{SYSTEM_BARRIER}` where the reader expects the name", rest.join(" "))),
+        };
     }
     for (token, why) in [
         ("...", "is variadic"),

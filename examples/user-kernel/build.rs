@@ -1,7 +1,4 @@
-//! Compiles kernels/pipeline.cpp and kernels/readme.cpp for every backend xbarrier was built with.
+//! Compiles kernels/*.cpp for every backend xbarrier was built with.
 fn main() {
-    xbarrier_build::Kernels::new("user_kernels")
-        .file("kernels/pipeline.cpp")
-        .file("kernels/readme.cpp")
-        .build_or_exit();
+    xbarrier_build::Kernels::new("user_kernels").dir("kernels").build_or_exit();
 }

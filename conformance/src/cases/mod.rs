@@ -2,6 +2,7 @@
 
 mod compat;
 mod grid;
+mod host_threads;
 mod limits;
 mod litmus;
 mod misuse;
@@ -41,6 +42,7 @@ pub fn all_cases<B: Backend>() -> Vec<Case<B>> {
     cases.extend(tx::cases::<B>());
     cases.extend(ring::cases::<B>());
     cases.extend(grid::cases::<B>());
+    cases.extend(host_threads::cases::<B>());
     cases.extend(litmus::cases::<B>());
     cases.extend(limits::cases::<B>());
     cases.extend(compat::cases::<B>());

@@ -1,0 +1,100 @@
+// hip-src/host/system_barrier.cpp - host threads on an xb::barrier<xb::thread_scope_system>
+// that kernels use too. The xbarrier crate compiles this file (build.rs) for the Rust
+// SystemBarrier: each entry point runs the host platform layer's protocol, the same source
+// the kernels run, on the barrier's words in memory both sides reach.
+//
+// Calls come from plain OS threads, outside any launch. Each runs as a "foreign" kernel
+// thread of its own: a launch record with no scheduler and no wait bound, so that a fault of
+// a checked build unwinds to the entry point, which returns it, instead of ending the process.
+// No entry point waits: the Rust side polls xb_system_test with its own back-off, watching
+// for the failure of a kernel that uses the barrier and for the caller's timeout.
+#include <string.h>
+
+#include <xbarrier/barrier.hpp>
+
+#define XB_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+using system_barrier = xb::barrier<xb::thread_scope_system>;
+using token = system_barrier::arrival_token;
+
+// What the Rust side keeps of a token: its bytes, opaque.
+constexpr size_t token_capacity = 32;
+static_assert(sizeof(token) <= token_capacity, "a token must fit the Rust side's buffer");
+
+// Block and thread index of a host thread in a fault record: none of a launch's.
+constexpr uint32_t host_index = 0xffffffffu;
+
+struct foreign_thread {
+  xb_host_launch launch;
+  xb_host_block block;
+  xb_host_thread thread;
+};
+
+// Runs `op` as this OS thread's foreign kernel thread: 0 when it returned, 1 with `*fault`
+// filled when it faulted.
+template <class Op>
+int as_host_thread(xb_fault_record* fault, Op op) {
+  static thread_local foreign_thread self;
+  memset(&self, 0, sizeof(self));
+  for (int i = 0; i < 3; ++i) {
+    self.block.index[i] = host_index;
+    self.thread.index[i] = host_index;
+  }
+  self.thread.launch = &self.launch;
+  self.thread.block = &self.block;
+  xb_host_thread* const outer = xb::host::current_thread;
+  xb::host::current_thread = &self.thread;
+  int status = 0;
+  try {
+    op();
+  } catch (const xb::host::kernel_aborted&) {
+    *fault = self.launch.fault;
+    status = 1;
+  }
+  xb::host::current_thread = outer;
+  return status;
+}
+
+token load_token(const uint64_t* bytes) {
+  token t;
+  memcpy(static_cast<void*>(&t), bytes, sizeof(token));
+  return t;
+}
+
+}  // namespace
+
+// The layout the Rust side allocates and checks: sizes[0] the barrier's bytes, sizes[1] its
+// alignment, sizes[2] a token's bytes, sizes[3] max(), sizes[4] whether checked.
+XB_EXPORT void xb_system_layout(uint64_t* sizes) {
+  sizes[0] = sizeof(system_barrier);
+  sizes[1] = alignof(system_barrier);
+  sizes[2] = sizeof(token);
+  sizes[3] = uint64_t(system_barrier::max());
+  sizes[4] = XB_CHECKED;
+}
+
+XB_EXPORT int xb_system_init(void* bar, int64_t expected, xb_fault_record* fault) {
+  return as_host_thread(fault, [&] { init(static_cast<system_barrier*>(bar), ptrdiff_t(expected)); });
+}
+
+// Arrives with `update`; the token's bytes go to `out` (token_capacity bytes).
+XB_EXPORT int xb_system_arrive(void* bar, int64_t update, uint64_t* out, xb_fault_record* fault) {
+  return as_host_thread(fault, [&] {
+    const token t = static_cast<system_barrier*>(bar)->arrive(ptrdiff_t(update));
+    memset(out, 0, token_capacity);
+    memcpy(out, static_cast<const void*>(&t), sizeof(token));
+  });
+}
+
+XB_EXPORT int xb_system_arrive_and_drop(void* bar, xb_fault_record* fault) {
+  return as_host_thread(fault, [&] { static_cast<system_barrier*>(bar)->arrive_and_drop(); });
+}
+
+// Whether the phase of the token in `bytes` has completed (then with acquire ordering).
+XB_EXPORT int xb_system_test(const void* bar, const uint64_t* bytes, uint32_t* done, xb_fault_record* fault) {
+  return as_host_thread(fault, [&] {
+    *done = static_cast<const system_barrier*>(bar)->try_wait(load_token(bytes)) ? 1u : 0u;
+  });
+}

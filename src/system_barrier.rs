@@ -1,0 +1,322 @@
+//! Host threads on a barrier of system scope that kernels use too: [`SystemBarrier`].
+//!
+//! The barrier lives in memory both sides reach ([`SystemBuffer`]); kernels take it as an
+//! `xb::barrier<xb::thread_scope_system>*`. Host threads run the same protocol source as the
+//! kernels, compiled for the host platform layer (hip-src/host/system_barrier.cpp, linked
+//! into this crate), on the same words: one protocol, two sides.
+#![allow(unsafe_code)] // calls into the host side of the protocol
+
+use std::time::{Duration, Instant};
+
+use xbarrier_api::{Backend, BarrierFault, Device, Error, FaultRecord, LaunchArg, Result, SystemBuffer};
+
+/// The bytes a token's copy takes here (the C++ side checks that a token fits).
+const TOKEN_WORDS: usize = 4;
+
+/// A barrier of system scope that host threads and kernels share: `cuda::barrier<
+/// cuda::thread_scope_system>`'s phases and tokens, with the host's side callable from any
+/// Rust thread.
+///
+/// A kernel receives it as an `xb::barrier<xb::thread_scope_system>*` (the typed launchers
+/// take `&SystemBarrier<B>` for that parameter type) and uses it as any barrier; host threads
+/// [`arrive`](Self::arrive), [`wait`](Self::wait), [`arrive_and_wait`](Self::arrive_and_wait),
+/// [`try_wait_for`](Self::try_wait_for) and [`arrive_and_drop`](Self::arrive_and_drop) on it
+/// meanwhile. Its expected count is the host's participants plus the kernels' threads. What
+/// a side writes before its arrival (in a [`SystemBuffer`], or any memory the other side
+/// reads) is seen by the other side after a wait for that phase returns.
+///
+/// No completion function: the function would run on whichever side completes a phase,
+/// host or device, so its code and its captures would need to be valid on both. The kernel's
+/// parameter must be `xb::barrier<xb::thread_scope_system>*` with the default completion;
+/// another type is a different object, and the typed launchers do not bind it.
+///
+/// Host waits poll with a back-off: a few polls, then yielding, then sleeps growing to
+/// 100 µs, so a long wait does not hold a core. A wait ends with
+/// [`Error::BarrierAbandoned`] when a kernel that uses the barrier fails (once its launch or
+/// stream reported the failure, or the runtime reports the stream broken), and
+/// [`try_wait_for`](Self::try_wait_for) with `false` at its timeout.
+///
+/// Dropping the barrier waits for the launches that used it.
+///
+/// ```
+/// # fn main() -> xbarrier::Result<()> {
+/// use std::time::Duration;
+/// use xbarrier::{Device, Host, SystemBarrier};
+/// let device = Device::<Host>::open(0)?;
+/// let barrier = SystemBarrier::new(&device, 2)?; // two host threads
+/// std::thread::scope(|s| -> xbarrier::Result<()> {
+///     let other = s.spawn(|| barrier.arrive_and_wait());
+///     let token = barrier.arrive(1)?;
+///     barrier.wait(token)?;
+///     other.join().expect("no panic")
+/// })?;
+/// // One arrival of two: the phase cannot complete, and the timed wait says so.
+/// let token = barrier.arrive(1)?;
+/// assert!(!barrier.try_wait_for(&token, Duration::from_millis(1))?);
+/// # Ok(()) }
+/// ```
+pub struct SystemBarrier<B: Backend> {
+    memory: SystemBuffer<B, u64>,
+    checked: bool,
+    max: u64,
+}
+
+/// An arrival's token, for [`SystemBarrier::wait`] and [`SystemBarrier::try_wait_for`] on
+/// the barrier that returned it.
+#[derive(Clone, Debug)]
+#[must_use = "a token is waited on with wait() or try_wait_for()"]
+pub struct SystemToken {
+    bytes: [u64; TOKEN_WORDS],
+    barrier: u64,
+}
+
+impl<B: Backend> SystemBarrier<B> {
+    /// A barrier of system scope on `device`, expecting `expected` arrivals per phase (host
+    /// threads and kernel threads together), in memory both sides reach
+    /// ([`Device::alloc_system`]).
+    ///
+    /// Errors: [`Error::Unsupported`] where the device cannot share such memory with host
+    /// threads (the message names the device property) or this build has no host side
+    /// (it needs Linux on x86-64 or AArch64 and a C++17 compiler at build time);
+    /// [`Error::InvalidArgument`] for `expected` outside `1..=max()`.
+    pub fn new(device: &Device<B>, expected: u64) -> Result<SystemBarrier<B>> {
+        let layout = shim::layout(B::KIND)?;
+        if expected == 0 || expected > layout.max {
+            return Err(Error::InvalidArgument {
+                call: "SystemBarrier::new",
+                reason: format!("expected count {expected} outside 1..={}", layout.max),
+            });
+        }
+        if layout.align > 256 || layout.bytes % 8 != 0 {
+            return Err(Error::Unsupported {
+                backend: B::KIND,
+                what: "SystemBarrier",
+                reason: format!(
+                    "a barrier of {} bytes aligned to {} does not fit its allocation",
+                    layout.bytes, layout.align
+                ),
+            });
+        }
+        let memory = device.alloc_system::<u64>((layout.bytes / 8) as usize)?;
+        let barrier = SystemBarrier { memory, checked: layout.checked, max: layout.max };
+        barrier.call("SystemBarrier::new", |bar, fault| {
+            // SAFETY: `bar` addresses a zero-filled allocation of the barrier's size and
+            // alignment that no kernel uses yet.
+            unsafe { shim::xb_system_init(bar, expected as i64, fault) }
+        })?;
+        Ok(barrier)
+    }
+
+    /// The largest expected count a barrier of system scope can hold (`barrier::max()`).
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// Whether its host side is checked code ([`crate::CHECKED`]); kernels that take it must
+    /// be built the same way, which a launch checks.
+    pub fn checked(&self) -> bool {
+        self.checked
+    }
+
+    /// Arrives with `update` arrivals (`1..=max()`), without waiting.
+    ///
+    /// Errors: [`Error::Fault`] in checked builds for what CUDA leaves undefined (an update
+    /// outside the range, more arrivals than the phase still expects), naming the host thread.
+    pub fn arrive(&self, update: u64) -> Result<SystemToken> {
+        if update == 0 || update > self.max {
+            return Err(Error::InvalidArgument {
+                call: "SystemBarrier::arrive",
+                reason: format!("update {update} outside 1..={}", self.max),
+            });
+        }
+        let mut bytes = [0u64; TOKEN_WORDS];
+        self.call("SystemBarrier::arrive", |bar, fault| {
+            // SAFETY: `bar` is this initialized barrier; `bytes` holds TOKEN_WORDS words,
+            // the capacity the C++ side writes.
+            unsafe { shim::xb_system_arrive(bar, update as i64, bytes.as_mut_ptr(), fault) }
+        })?;
+        Ok(SystemToken { bytes, barrier: self.memory.host_address() })
+    }
+
+    /// Arrives once and waits for the phase to complete.
+    pub fn arrive_and_wait(&self) -> Result<()> {
+        let token = self.arrive(1)?;
+        self.wait(token)
+    }
+
+    /// Arrives once and leaves: the next phases expect one arrival fewer.
+    pub fn arrive_and_drop(&self) -> Result<()> {
+        self.call("SystemBarrier::arrive_and_drop", |bar, fault| {
+            // SAFETY: `bar` is this initialized barrier.
+            unsafe { shim::xb_system_arrive_and_drop(bar, fault) }
+        })
+    }
+
+    /// Waits for the phase of `token` to complete.
+    ///
+    /// Errors: [`Error::BarrierAbandoned`] when a kernel that uses the barrier failed;
+    /// [`Error::InvalidArgument`] for a token of another barrier.
+    pub fn wait(&self, token: SystemToken) -> Result<()> {
+        self.poll("SystemBarrier::wait", &token, None).map(drop)
+    }
+
+    /// Whether the phase of `token` has completed, now.
+    pub fn try_wait(&self, token: &SystemToken) -> Result<bool> {
+        self.test("SystemBarrier::try_wait", token)
+    }
+
+    /// Waits at most `timeout` for the phase of `token`: `Ok(false)` when it did not
+    /// complete in time (the token stays valid for another wait).
+    pub fn try_wait_for(&self, token: &SystemToken, timeout: Duration) -> Result<bool> {
+        self.poll("SystemBarrier::try_wait_for", token, Some(Instant::now() + timeout))
+    }
+
+    /// The argument for a kernel's `xb::barrier<xb::thread_scope_system>*` parameter: the
+    /// launch refuses a kernel built checked where this barrier's host side is not, or the
+    /// reverse (their layouts differ).
+    pub fn arg(&self) -> LaunchArg<'_, B> {
+        LaunchArg::system(&self.memory).for_checked(self.checked)
+    }
+
+    fn test(&self, call: &'static str, token: &SystemToken) -> Result<bool> {
+        if token.barrier != self.memory.host_address() {
+            return Err(Error::InvalidArgument { call, reason: "the token is another barrier's".into() });
+        }
+        let mut done = 0u32;
+        self.call(call, |bar, fault| {
+            // SAFETY: `bar` is this initialized barrier; the token's bytes are what
+            // xb_system_arrive wrote for it.
+            unsafe { shim::xb_system_test(bar, token.bytes.as_ptr(), &mut done, fault) }
+        })?;
+        Ok(done != 0)
+    }
+
+    /// Polls until the phase completes, `deadline` passes, or a kernel using the barrier
+    /// fails. Back-off: 64 polls, then yields for about 50 µs, then sleeps doubling from
+    /// 1 µs to 100 µs; the launches' state is looked at about once per millisecond.
+    fn poll(&self, call: &'static str, token: &SystemToken, deadline: Option<Instant>) -> Result<bool> {
+        let start = Instant::now();
+        let mut checked_at = start;
+        let mut sleep = Duration::from_micros(1);
+        for polls in 0u64.. {
+            if self.test(call, token)? {
+                return Ok(true);
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                return Ok(false);
+            }
+            if now.duration_since(checked_at) >= Duration::from_millis(1) {
+                checked_at = now;
+                if let Some(cause) = self.memory.failed_use() {
+                    return Err(Error::BarrierAbandoned { call, cause });
+                }
+            }
+            if polls < 64 {
+                std::hint::spin_loop();
+            } else if now.duration_since(start) < Duration::from_micros(50) {
+                std::thread::yield_now();
+            } else {
+                let left = deadline.map_or(sleep, |d| d.saturating_duration_since(now));
+                std::thread::sleep(sleep.min(left));
+                sleep = (sleep * 2).min(Duration::from_micros(100));
+            }
+        }
+        unreachable!("the poll loop returns")
+    }
+
+    /// Runs one host-side operation on the barrier, turning a fault into the error.
+    fn call(
+        &self,
+        call: &'static str,
+        op: impl FnOnce(*mut std::ffi::c_void, *mut [u8; FaultRecord::SIZE]) -> i32,
+    ) -> Result<()> {
+        let mut fault = [0u8; FaultRecord::SIZE];
+        match op(self.memory.host_address() as *mut std::ffi::c_void, &mut fault) {
+            0 => Ok(()),
+            _ => Err(BarrierFault::new(call, xbarrier_api::backend::decode_fault_record(&fault)).into()),
+        }
+    }
+}
+
+impl<'b, B: Backend> From<&'b SystemBarrier<B>> for LaunchArg<'b, B> {
+    fn from(barrier: &'b SystemBarrier<B>) -> LaunchArg<'b, B> {
+        barrier.arg()
+    }
+}
+
+/// The C++ side (hip-src/host/system_barrier.cpp), where this build has it.
+mod shim {
+    use std::ffi::c_void;
+
+    use xbarrier_api::{BackendKind, Error, FaultRecord, Result};
+
+    /// What the C++ side says of the barrier.
+    pub(super) struct Layout {
+        pub(super) bytes: u64,
+        pub(super) align: u64,
+        pub(super) max: u64,
+        pub(super) checked: bool,
+    }
+
+    #[cfg(xbarrier_system_shim)]
+    extern "C" {
+        fn xb_system_layout(sizes: *mut u64);
+        pub(super) fn xb_system_init(bar: *mut c_void, expected: i64, fault: *mut [u8; FaultRecord::SIZE]) -> i32;
+        pub(super) fn xb_system_arrive(
+            bar: *mut c_void,
+            update: i64,
+            token: *mut u64,
+            fault: *mut [u8; FaultRecord::SIZE],
+        ) -> i32;
+        pub(super) fn xb_system_arrive_and_drop(bar: *mut c_void, fault: *mut [u8; FaultRecord::SIZE]) -> i32;
+        pub(super) fn xb_system_test(
+            bar: *mut c_void,
+            token: *const u64,
+            done: *mut u32,
+            fault: *mut [u8; FaultRecord::SIZE],
+        ) -> i32;
+    }
+
+    #[cfg(xbarrier_system_shim)]
+    pub(super) fn layout(_backend: BackendKind) -> Result<Layout> {
+        let mut sizes = [0u64; 5];
+        // SAFETY: writes five words into `sizes`.
+        unsafe { xb_system_layout(sizes.as_mut_ptr()) };
+        if sizes[2] > 8 * super::TOKEN_WORDS as u64 {
+            return Err(Error::BadBundle(format!(
+                "a system barrier's token takes {} bytes, more than this crate keeps",
+                sizes[2]
+            )));
+        }
+        Ok(Layout { bytes: sizes[0], align: sizes[1], max: sizes[3], checked: sizes[4] != 0 })
+    }
+
+    #[cfg(not(xbarrier_system_shim))]
+    pub(super) fn layout(backend: BackendKind) -> Result<Layout> {
+        Err(Error::Unsupported { backend, what: "SystemBarrier", reason: env!("XBAR_SYSTEM_SHIM_MISSING").into() })
+    }
+
+    // Without the C++ side `layout` fails first, so these are never called.
+    #[cfg(not(xbarrier_system_shim))]
+    pub(super) unsafe fn xb_system_init(_: *mut c_void, _: i64, _: *mut [u8; FaultRecord::SIZE]) -> i32 {
+        unreachable!("SystemBarrier::new fails without the C++ side")
+    }
+    #[cfg(not(xbarrier_system_shim))]
+    pub(super) unsafe fn xb_system_arrive(_: *mut c_void, _: i64, _: *mut u64, _: *mut [u8; FaultRecord::SIZE]) -> i32 {
+        unreachable!("SystemBarrier::new fails without the C++ side")
+    }
+    #[cfg(not(xbarrier_system_shim))]
+    pub(super) unsafe fn xb_system_arrive_and_drop(_: *mut c_void, _: *mut [u8; FaultRecord::SIZE]) -> i32 {
+        unreachable!("SystemBarrier::new fails without the C++ side")
+    }
+    #[cfg(not(xbarrier_system_shim))]
+    pub(super) unsafe fn xb_system_test(
+        _: *const c_void,
+        _: *const u64,
+        _: *mut u32,
+        _: *mut [u8; FaultRecord::SIZE],
+    ) -> i32 {
+        unreachable!("SystemBarrier::new fails without the C++ side")
+    }
+}
