@@ -113,6 +113,21 @@ pub type DefaultBackend = Hip;
 #[cfg(all(feature = "host", not(feature = "cuda"), not(feature = "hip")))]
 pub type DefaultBackend = Host;
 
+/// A device of [`DefaultBackend`], opened without naming the backend:
+/// `DefaultDevice::open(0)?` (Rust does not fill in a type parameter's default in a call such
+/// as `Device::open(0)`, so the default backend gets a name of its own).
+///
+/// ```
+/// # fn main() -> xbarrier::Result<()> {
+/// # #[cfg(all(feature = "host", not(feature = "cuda"), not(feature = "hip")))] {
+/// let device = xbarrier::DefaultDevice::open(0)?;
+/// assert_eq!(device.info().backend, <xbarrier::DefaultBackend as xbarrier::Backend>::KIND);
+/// # }
+/// # Ok(()) }
+/// ```
+#[cfg(any(feature = "host", feature = "cuda", feature = "hip"))]
+pub type DefaultDevice = Device<DefaultBackend>;
+
 /// Whether the build helper compiles kernels checked in this build (misuse and deadlocks
 /// reported as faults): debug builds, the `checked` feature, or `XBAR_CHECKED=1`. Whether a
 /// loaded module's code is checked is [`Module::checked`], which its bundle records.

@@ -289,7 +289,9 @@ mod tests {
         assert!(REQUIRED.contains(&"hipModuleLaunchKernel"));
         assert!(REQUIRED.contains(&"hipModuleGetGlobal"));
         assert!(!REQUIRED.contains(&"hipModuleLaunchCooperativeKernel"));
-        assert_eq!(REQUIRED.len(), 24);
+        assert!(REQUIRED.contains(&"hipStreamQuery"), "host waits on a shared barrier poll launches with it");
+        assert!(!REQUIRED.contains(&"hipMallocManaged"), "without it only SystemBuffer is unsupported");
+        assert_eq!(REQUIRED.len(), 25);
     }
 
     #[test]

@@ -66,7 +66,9 @@ static hipError_t wall_clock_rate(int* value) {
 hipError_t hipDeviceGetAttribute(int* value, int attribute, int device) {
   if (device != 0) return hipErrorInvalidDevice;
   switch (attribute) {
+    case 9: *value = 0; break;       /* ConcurrentManagedAccess (xnack-: no) */
     case 10: *value = 1; break;      /* CooperativeLaunch */
+    case 15: *value = 1; break;      /* HostNativeAtomicSupported */
     case 56: *value = 1024; break;   /* MaxThreadsPerBlock */
     case 63: *value = 104; break;    /* MultiprocessorCount */
     case 74: *value = 65536; break;  /* MaxSharedMemoryPerBlock */
@@ -104,6 +106,26 @@ hipError_t hipFree(void* ptr) {
   free(ptr);
   return hipSuccess;
 }
+/* Memory shared with host threads: pinned host memory (this fake reports native host
+ * atomics) and managed memory, both handed out as hipMalloc's; pinned memory is counted so
+ * that freeing it with the wrong call shows. */
+static int pinned_live = 0;
+hipError_t hipHostMalloc(void** ptr, size_t size, unsigned flags) {
+  if (!(flags & 0x2) || !(flags & 0x40000000)) return hipErrorInvalidValue; /* mapped, coherent */
+  hipError_t r = hipMalloc(ptr, size);
+  if (r == hipSuccess) ++pinned_live;
+  return r;
+}
+hipError_t hipHostFree(void* ptr) {
+  if (pinned_live == 0) return hipErrorInvalidValue;
+  --pinned_live;
+  free(ptr);
+  return hipSuccess;
+}
+hipError_t hipMallocManaged(void** ptr, size_t size, unsigned flags) {
+  return flags == 1 ? hipMalloc(ptr, size) : hipErrorInvalidValue;
+}
+int xbar_fake_hip_pinned_live(void) { return pinned_live; }
 hipError_t hipMemset(void* dst, int value, size_t size) {
   memset(dst, value, size);
   return hipSuccess;
@@ -232,6 +254,8 @@ hipError_t hipStreamCreate(void** stream) {
   return hipSuccess;
 }
 hipError_t hipStreamSynchronize(void* stream) { return stream ? hipSuccess : hipErrorInvalidHandle; }
+/* Launches run when made: a stream is always drained. */
+hipError_t hipStreamQuery(void* stream) { return stream ? hipSuccess : hipErrorInvalidHandle; }
 hipError_t hipStreamDestroy(void* stream) {
   if (!stream) return hipErrorInvalidHandle;
   free(stream);

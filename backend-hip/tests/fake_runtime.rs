@@ -167,6 +167,23 @@ fn scenario() {
     assert!(matches!(Hip::read(&device, &memory, 98, &mut out), Err(Error::InvalidArgument { .. })));
     assert!(matches!(Hip::alloc(&device, 1 << 41), Err(Error::OutOfMemory { .. })));
 
+    // Memory shared with host threads: this runtime reports native host atomics, so it is
+    // pinned host memory (hipHostMalloc, mapped and coherent), zeroed, freed by hipHostFree.
+    let shared = Hip::alloc_system(&device, 64).unwrap();
+    // SAFETY: the address of 64 live bytes of host memory.
+    let bytes = unsafe { std::slice::from_raw_parts(Hip::address(&shared) as *const u8, 64) };
+    assert!(bytes.iter().all(|&b| b == 0), "the backend zeroes it (the fake fills 0xab)");
+    let query_stream = Hip::create_stream(&device).unwrap();
+    assert!(Hip::query(&device, &query_stream).unwrap(), "an idle stream has finished");
+    drop(shared);
+    // SAFETY: a function of the fake runtime this process loaded, taking nothing.
+    let pinned_live = unsafe {
+        let lib = libloading::Library::new("libamdhip64.so").unwrap();
+        let live: libloading::Symbol<unsafe extern "C" fn() -> i32> = lib.get(b"xbar_fake_hip_pinned_live").unwrap();
+        live()
+    };
+    assert_eq!(pinned_live, 0, "pinned memory freed with hipHostFree");
+
     // Device-to-device copies on a stream: offsets, bounds.
     let copy_stream = Hip::create_stream(&device).unwrap();
     let mut copy = Hip::alloc(&device, 8).unwrap();

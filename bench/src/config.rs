@@ -17,16 +17,19 @@ pub enum Benchmark {
     GridBarrier,
     /// Messages through a flag in plain memory between two blocks, no barrier.
     MessagePassing,
+    /// A host thread and a kernel thread meeting phase after phase.
+    HostRoundTrip,
 }
 
 impl Benchmark {
     /// Every benchmark, in run order.
-    pub const ALL: [Benchmark; 5] = [
+    pub const ALL: [Benchmark; 6] = [
         Benchmark::RoundTrip,
         Benchmark::Reduction,
         Benchmark::Copy,
         Benchmark::GridBarrier,
         Benchmark::MessagePassing,
+        Benchmark::HostRoundTrip,
     ];
 
     /// The name used on the command line and in reports.
@@ -37,6 +40,7 @@ impl Benchmark {
             Benchmark::Copy => "copy",
             Benchmark::GridBarrier => "grid-barrier",
             Benchmark::MessagePassing => "message-passing",
+            Benchmark::HostRoundTrip => "host-round-trip",
         }
     }
 
@@ -110,6 +114,8 @@ pub struct Config {
     pub grid_iters: u32,
     /// Messages per timed message-passing launch.
     pub messages: u32,
+    /// Timed host <-> kernel round trips per rep.
+    pub host_phases: u32,
     /// Phases (barriers) of the launch that checks correctness.
     pub check_iters: u32,
     /// Bytes the reduction reads and the copy copies (a multiple of 16).
@@ -137,6 +143,7 @@ impl Config {
             round_trip_iters: 10_000,
             grid_iters: 5_000,
             messages: 10_000,
+            host_phases: 2_000,
             check_iters: 1_000,
             stream_bytes: 2 << 30,
             reduction: Pipeline { stages: 6, stage_bytes: 16 << 10, blocks_per_sm: 2 },
@@ -158,6 +165,7 @@ impl Config {
             round_trip_iters: 1_000,
             grid_iters: 200,
             messages: 2_000,
+            host_phases: 2_000,
             check_iters: 200,
             stream_bytes: 4 << 20,
             reduction: Pipeline { stages: 4, stage_bytes: 4 << 10, blocks_per_sm: 1 },
@@ -175,7 +183,12 @@ impl Config {
         if self.reps == 0 {
             return bad("0 timed repetitions".into());
         }
-        if self.round_trip_iters == 0 || self.grid_iters == 0 || self.check_iters == 0 || self.messages == 0 {
+        if self.round_trip_iters == 0
+            || self.grid_iters == 0
+            || self.check_iters == 0
+            || self.messages == 0
+            || self.host_phases == 0
+        {
             return bad("every benchmark needs at least one iteration".into());
         }
         if self.stream_bytes == 0 || !self.stream_bytes.is_multiple_of(16) {

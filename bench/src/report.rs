@@ -17,6 +17,8 @@ pub enum Unit {
     Nanoseconds,
     /// Gigabytes (10^9 bytes) per second.
     GigabytesPerSecond,
+    /// Microseconds per round trip (host clock).
+    Microseconds,
 }
 
 impl Unit {
@@ -26,6 +28,7 @@ impl Unit {
             Unit::Cycles => "cycles",
             Unit::Nanoseconds => "ns",
             Unit::GigabytesPerSecond => "GB/s",
+            Unit::Microseconds => "us",
         }
     }
     /// Whether a smaller value is better (time) or a larger one (bandwidth).

@@ -15,6 +15,7 @@ fn small() -> Config {
         round_trip_iters: 100,
         grid_iters: 50,
         messages: 200,
+        host_phases: 100,
         check_iters: 50,
         stream_bytes: (1 << 20) + 48, // a last tile shorter than a stage
         reduction: Pipeline { stages: 3, stage_bytes: 4096, blocks_per_sm: 2 },
@@ -55,6 +56,9 @@ fn every_benchmark_runs_correctly_on_the_host() {
         (Benchmark::Copy, "memcpy"),
         (Benchmark::GridBarrier, "xb device barrier"),
         (Benchmark::MessagePassing, "xb, flag in global memory"),
+        (Benchmark::HostRoundTrip, "xb SystemBarrier"),
+        (Benchmark::HostRoundTrip, "launch + synchronize"),
+        (Benchmark::HostRoundTrip, "flags in host-shared memory"),
     ] {
         assert!(names.contains(&expected), "{expected:?} missing from {names:?}");
     }
@@ -86,6 +90,10 @@ fn every_benchmark_runs_correctly_on_the_host() {
             assert!(row.ratio.is_some_and(|r| r > 0.0), "{row:?}");
         }
     }
+    // The host <-> kernel round trip: xb against a launch and a synchronize per phase, in µs.
+    let host_rt = report.rows.iter().find(|r| r.implementation == "xb SystemBarrier").expect("host round trip row");
+    assert_eq!((host_rt.baseline, host_rt.unit), (Some("launch + synchronize"), Unit::Microseconds));
+    assert!(host_rt.ratio.is_some_and(|r| r > 0.0), "{host_rt:?}");
     // The copy is compared with memcpy, both measured: a ratio exists.
     let xb_copy = report.rows.iter().find(|r| r.implementation == "xb bulk copy").expect("copy row");
     assert!(xb_copy.ratio.is_some_and(|r| r > 0.0), "{xb_copy:?}");

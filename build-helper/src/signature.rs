@@ -704,6 +704,21 @@ mod tests {
     }
 
     #[test]
+    fn a_system_barrier_pointer_is_read_as_one() {
+        for decl in [
+            "xb::barrier<xb::thread_scope_system>* bar",
+            "::xb::barrier<xb::thread_scope_system>* __restrict__ bar",
+            "xb::barrier<xb::thread_scope_system>*",
+        ] {
+            let kernels = read(&format!("XB_KERNEL void k({decl}, unsigned n) {{}}"));
+            let params = kernels[0].params.as_ref().unwrap_or_else(|why| panic!("{decl}: {why}"));
+            assert_eq!(params[0].ty, ParamType::SystemBarrier, "{decl}");
+            assert_eq!(params[0].ty.c_type(), "xb::barrier<xb::thread_scope_system>*");
+            assert_eq!(params[0].name.as_deref(), decl.ends_with("bar").then_some("bar"), "{decl}");
+        }
+    }
+
+    #[test]
     fn what_it_cannot_bind_is_untyped_with_the_reason() {
         for (decl, why) in [
             ("struct params p", "struct type"),
@@ -718,6 +733,10 @@ mod tests {
             ("unsigned char c", "8-bit scalar by value"),
             ("bool b", "does not know"),
             ("std::array<int, 4> a", "template"),
+            ("xb::barrier<xb::thread_scope_block>* b", "template"),
+            ("xb::barrier<xb::thread_scope_system, step>* b", "template"),
+            ("xb::barrier<xb::thread_scope_system> b", "template"),
+            ("xb::barrier<xb::thread_scope_system>* b c", "expects the name"),
             ("float a[4]", "array"),
             ("void (*f)(int)", "function pointer"),
             ("long long long x", "not one C++ type"),

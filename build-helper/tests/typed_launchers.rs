@@ -35,22 +35,26 @@ fn every_readable_kernel_gets_a_launcher() {
          struct params { float scale; };\n\
          XB_KERNEL void scale(const float* in, float* out, unsigned n, float by) { if (n) out[0] = in[0] * by; }\n\
          XB_KERNEL void widths(int8_t* a, const uint16_t* b, long long c, size_t d, double e) { a[0] = b[0] + c + d + e; }\n\
-         XB_KERNEL void by_struct(params p, float* out) { out[0] = p.scale; }\n",
+         XB_KERNEL void by_struct(params p, float* out) { out[0] = p.scale; }\n\
+         XB_KERNEL void fed(xb::barrier<xb::thread_scope_system>* __restrict__ bar, const unsigned* v) { bar->arrive_and_wait(); (void)v; }\n",
     );
     Kernels::new("readable").file(dir.join("kernels.cpp")).build_into(&metadata(), &dir).expect("builds");
     let module = std::fs::read_to_string(dir.join("readable.rs")).expect("the launchers were written");
     for want in [
         "pub fn scale<'a>(",
-        "r#in: &'a __xbarrier::Buffer<B, f32>,",
-        "out: &'a mut __xbarrier::Buffer<B, f32>,",
+        "r#in: impl __xbarrier::PtrArg<'a, B, f32>,",
+        "out: impl __xbarrier::MutPtrArg<'a, B, f32>,",
         "by: f32,",
         "pub fn widths<'a>(",
-        "a: &'a mut __xbarrier::Buffer<B, i8>,",
-        "b: &'a __xbarrier::Buffer<B, u16>,",
+        "a: impl __xbarrier::MutPtrArg<'a, B, i8>,",
+        "b: impl __xbarrier::PtrArg<'a, B, u16>,",
         "c: i64,",
         "d: u64,",
         "e: f64,",
         "/// - `by_struct` (",
+        "pub fn fed<'a>(",
+        "bar: &'a __xbarrier::SystemBarrier<B>,",
+        "__xbarrier::LaunchArg::from(bar)",
     ] {
         assert!(module.contains(want), "missing {want:?} in:\n{module}");
     }
@@ -58,6 +62,10 @@ fn every_readable_kernel_gets_a_launcher() {
     let unity = std::fs::read_to_string(dir.join("readable.host.cpp")).expect("the translation unit");
     assert!(unity.contains("XB_KERNEL_SIGNATURE(scale, void(const float*, float*, unsigned int, float));"), "{unity}");
     assert!(unity.contains("XB_KERNEL_SCALAR_SIZE(size_t, 8);"), "{unity}");
+    assert!(
+        unity.contains("XB_KERNEL_SIGNATURE(fed, void(xb::barrier<xb::thread_scope_system>*, const unsigned int*));"),
+        "{unity}"
+    );
 }
 
 #[test]

@@ -87,6 +87,8 @@ enum BenchmarkArg {
     GridBarrier,
     /// Messages through a flag in plain memory between two blocks (ns)
     MessagePassing,
+    /// A host thread and a kernel thread meeting phase after phase (us)
+    HostRoundTrip,
 }
 
 impl BenchmarkArg {
@@ -97,6 +99,7 @@ impl BenchmarkArg {
             BenchmarkArg::Copy => Benchmark::Copy,
             BenchmarkArg::GridBarrier => Benchmark::GridBarrier,
             BenchmarkArg::MessagePassing => Benchmark::MessagePassing,
+            BenchmarkArg::HostRoundTrip => Benchmark::HostRoundTrip,
         }
     }
 }

@@ -11,6 +11,7 @@ pub fn value(unit: Unit, v: f64) -> String {
     match unit {
         Unit::GigabytesPerSecond => format!("{v:.0}"),
         Unit::Cycles | Unit::Nanoseconds => format!("{v:.1}"),
+        Unit::Microseconds => format!("{v:.2}"),
     }
 }
 

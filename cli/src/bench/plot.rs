@@ -88,6 +88,7 @@ fn axis_name(benchmark: Benchmark, unit: Unit) -> String {
         Benchmark::RoundTrip => " per phase",
         Benchmark::GridBarrier => " per barrier",
         Benchmark::MessagePassing => " per message",
+        Benchmark::HostRoundTrip => " per round trip",
         Benchmark::Reduction | Benchmark::Copy => "",
     };
     let better = if unit.lower_is_better() { "lower is better" } else { "higher is better" };

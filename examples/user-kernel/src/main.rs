@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use xbarrier::{DefaultBackend, Device, LaunchConfig};
+use xbarrier::{DefaultDevice, LaunchConfig};
 use xbarrier_example_user_kernel::user_kernels;
 
 fn run() -> xbarrier::Result<()> {
@@ -11,7 +11,7 @@ fn run() -> xbarrier::Result<()> {
     let input: Vec<f32> =
         (0..blocks * tiles_per_block * tile_floats).map(|i| ((i * 7919) % 1000) as f32 * 0.5).collect();
 
-    let device = Device::<DefaultBackend>::open(0)?;
+    let device = DefaultDevice::open(0)?;
     let kernels = user_kernels::Kernels::load(&device)?;
     let data = device.upload(&input)?;
     let mut sums = device.alloc::<f64>(blocks as usize)?;
@@ -47,7 +47,7 @@ fn run() -> xbarrier::Result<()> {
 /// the lines between the two `README` markers, and `tests/readme.rs` checks that it does.
 fn readme_kernel() -> xbarrier::Result<()> {
     // README: launch
-    let device = Device::<DefaultBackend>::open(0)?;
+    let device = DefaultDevice::open(0)?;
     let kernels = user_kernels::Kernels::load(&device)?;
     let values: Vec<f32> = (0..1024).map(|i| i as f32).collect();
     let input = device.upload(&values)?;
