@@ -22,6 +22,8 @@
 //   two-rmw wait  the skeleton with the protocol's back-off in its wait loop (64 polls, then
 //                 sleeps)
 //   two-rmw match the skeleton after the lane groups' agreement test (two __match_all_sync)
+//   xb one lane   the direct block layout's arrive_and_wait on a raw word, every thread
+//                 arriving alone (no lane group): what the lane groups cost or save
 // Build and run from the repository root:
 //   nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -I hip-src/include \
 //        -o /tmp/emulated_forms bench/cpp/emulated_forms.cu
@@ -49,6 +51,7 @@ struct count_steps {
 };
 
 using claimed = xb::detail::protocol<xb::detail::platform, xb::thread_scope_block>;
+using direct = xb::detail::direct_protocol<xb::detail::platform, xb::thread_scope_block>;
 constexpr u64 top = u64(1) << 63;
 constexpr unsigned count_shift = 41;
 
@@ -78,6 +81,7 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
     init(&xbar, blockDim.x);
     init(&cbar, blockDim.x, count_steps{&steps});
     if (form == 1) claimed::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
+    if (form == 10) direct::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
   }
   __syncthreads();
   u64 start = 0, target = 0;
@@ -87,6 +91,8 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
     probe::start_after_warm_up(r, rounds, start);
     if constexpr (form == 0) {
       xbar.arrive_and_wait();
+    } else if constexpr (form == 10) {
+      direct::arrive_and_wait_as(xb::detail::single_lane(), reinterpret_cast<uint64_t*>(&word));
     } else if constexpr (form == 1) {
       claimed::arrive_and_wait(reinterpret_cast<uint64_t*>(&word), none);
     } else if constexpr (form == 2) {
@@ -173,7 +179,7 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
   if (threadIdx.x == 0) cycles[blockIdx.x] = took;
   // Sanity: the skeletons' parity must have flipped once per round.
   if (threadIdx.x == 0 && (form == 4 || form == 5 || form == 8 || form == 9) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
-  if (threadIdx.x == 0 && form == 7 && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
+  if (threadIdx.x == 0 && (form == 7 || form == 10) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && form == 2 && steps != rounds) atomicAdd(wrong, 1u);
 }
 
@@ -197,10 +203,10 @@ int main() {
   cudaMemset(wrong, 0, 4);
   const char* names[] = {"xb",      "claimed",      "cccl fn",      "counter",
                          "two-rmw", "two-rmw lanes", "two-rmw flag", "two-rmw 32",
-                         "two-rmw wait", "two-rmw match"};
+                         "two-rmw wait", "two-rmw match", "xb one lane"};
   std::printf("%-16s %10s %10s %10s   (cycles per round trip, mean of %d blocks, best of 5)\n", "form", "128", "256",
               "1024", sms);
-  for (int form = 0; form < 10; ++form) {
+  for (int form = 0; form < 11; ++form) {
     std::printf("%-16s", names[form]);
     for (unsigned threads : {128u, 256u, 1024u}) {
       const auto run = [&] {
@@ -214,7 +220,8 @@ int main() {
           case 6: launch<6>(sms, threads, rounds, cycles, wrong); break;
           case 7: launch<7>(sms, threads, rounds, cycles, wrong); break;
           case 8: launch<8>(sms, threads, rounds, cycles, wrong); break;
-          default: launch<9>(sms, threads, rounds, cycles, wrong); break;
+          case 9: launch<9>(sms, threads, rounds, cycles, wrong); break;
+          default: launch<10>(sms, threads, rounds, cycles, wrong); break;
         }
       };
       if (!probe::print_best_of_five(run, cycles, sms, rounds)) return 1;
