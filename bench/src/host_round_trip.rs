@@ -71,6 +71,20 @@ fn per_phase_us(start: Instant, phases: u32) -> f64 {
     start.elapsed().as_secs_f64() * 1e6 / f64::from(phases)
 }
 
+/// Runs `host` on a thread of its own while this thread launches the kernel and waits for it
+/// (`launch`), and returns what the host thread returned once both have ended.
+fn beside_kernel<T: Send>(host: impl FnOnce() -> Result<T> + Send, launch: impl FnOnce() -> Result<()>) -> Result<T> {
+    std::thread::scope(|s| {
+        let host = s.spawn(host);
+        let launched = launch();
+        let host = host
+            .join()
+            .map_err(|_| Error::InvalidArgument { call: "bench", reason: "the host thread panicked".into() })?;
+        launched?;
+        host
+    })
+}
+
 /// One launch runs every phase; the host thread times the phases after the warm-up ones.
 fn barrier<B: Backend>(
     device: &Device<B>,
@@ -81,28 +95,21 @@ fn barrier<B: Backend>(
     let kernel = images.native.kernel("xbb_host_barrier")?;
     let barrier = SystemBarrier::new(device, 2)?;
     let total = WARMUP_PHASES + phases;
-    std::thread::scope(|s| {
-        let host = s.spawn(|| -> Result<f64> {
-            for _ in 0..WARMUP_PHASES {
-                barrier.arrive_and_wait()?;
-            }
-            let start = Instant::now();
-            for _ in 0..phases {
-                barrier.arrive_and_wait()?;
-            }
-            Ok(per_phase_us(start, phases))
-        });
-        // SAFETY: xbb_host_barrier(xb::barrier<xb::thread_scope_system>* bar, unsigned phases).
-        let launched =
-            unsafe { Launch::start(stream, &kernel, &LaunchConfig::new(1, 32), &[barrier.arg(), total.into()]) }
-                .and_then(Launch::wait);
-        let host = host
-            .join()
-            .map_err(|_| Error::InvalidArgument { call: "bench", reason: "the host thread panicked".into() })?;
-        launched?;
-        // The barrier's own phases are its correctness: a lost phase would hang, not count.
-        host.map(Ok)
-    })
+    let host = || -> Result<f64> {
+        for _ in 0..WARMUP_PHASES {
+            barrier.arrive_and_wait()?;
+        }
+        let start = Instant::now();
+        for _ in 0..phases {
+            barrier.arrive_and_wait()?;
+        }
+        Ok(per_phase_us(start, phases))
+    };
+    // SAFETY: xbb_host_barrier(xb::barrier<xb::thread_scope_system>* bar, unsigned phases).
+    let launch =
+        || unsafe { Launch::start(stream, &kernel, &LaunchConfig::new(1, 32), &[barrier.arg(), total.into()]) }?.wait();
+    // The barrier's own phases are its correctness: a lost phase would hang, not count.
+    beside_kernel(host, launch).map(Ok)
 }
 
 /// A launch of a one-thread kernel and a synchronize per phase; the counter it bumps must
@@ -143,39 +150,31 @@ fn flags<B: Backend>(
     let kernel = images.native.kernel("xbb_host_flag")?;
     let words = device.alloc_system::<u64>(2)?;
     let total = WARMUP_PHASES + phases;
-    std::thread::scope(|s| {
-        let host = s.spawn(|| -> Result<Result<f64, String>> {
-            let deadline = Instant::now() + std::time::Duration::from_secs(60);
-            let mut start = Instant::now();
-            for m in 1..=u64::from(total) {
-                if m == u64::from(WARMUP_PHASES) + 1 {
-                    start = Instant::now();
-                }
-                fence(Ordering::Release);
-                words.store(0, m)?;
-                loop {
-                    let echoed = words.load(1)?;
-                    if echoed == m {
-                        break;
-                    }
-                    if echoed > m || Instant::now() > deadline {
-                        return Ok(Err(format!("message {m}: the kernel echoed {echoed}")));
-                    }
-                    std::hint::spin_loop();
-                }
-                fence(Ordering::Acquire);
+    let host = || -> Result<Result<f64, String>> {
+        let deadline = Instant::now() + std::time::Duration::from_secs(60);
+        let mut start = Instant::now();
+        for m in 1..=u64::from(total) {
+            if m == u64::from(WARMUP_PHASES) + 1 {
+                start = Instant::now();
             }
-            Ok(Ok(per_phase_us(start, phases)))
-        });
-        // SAFETY: xbb_host_flag(unsigned long long* words, unsigned messages); `words` holds 2.
-        let launched = unsafe {
-            Launch::start(stream, &kernel, &LaunchConfig::new(1, 32), &[LaunchArg::system(&words), total.into()])
+            fence(Ordering::Release);
+            words.store(0, m)?;
+            loop {
+                let echoed = words.load(1)?;
+                if echoed == m {
+                    break;
+                }
+                if echoed > m || Instant::now() > deadline {
+                    return Ok(Err(format!("message {m}: the kernel echoed {echoed}")));
+                }
+                std::hint::spin_loop();
+            }
+            fence(Ordering::Acquire);
         }
-        .and_then(Launch::wait);
-        let host = host
-            .join()
-            .map_err(|_| Error::InvalidArgument { call: "bench", reason: "the host thread panicked".into() })?;
-        launched?;
-        host
-    })
+        Ok(Ok(per_phase_us(start, phases)))
+    };
+    let args = [LaunchArg::system(&words), total.into()];
+    // SAFETY: xbb_host_flag(unsigned long long* words, unsigned messages); `words` holds 2.
+    let launch = || unsafe { Launch::start(stream, &kernel, &LaunchConfig::new(1, 32), &args) }?.wait();
+    beside_kernel(host, launch)
 }
