@@ -13,6 +13,13 @@ use xbarrier_api::{Backend, BarrierFault, Device, Error, FaultRecord, LaunchArg,
 /// The bytes a token's copy takes here (the C++ side checks that a token fits).
 const TOKEN_WORDS: usize = 4;
 
+/// Where the C++ side writes a fault record: an `xb_fault_record`'s bytes, aligned as one.
+#[repr(C, align(8))]
+struct FaultBytes([u8; FaultRecord::SIZE]);
+
+/// Numbers the barriers of this process, so that a token names the one that made it.
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// A barrier of system scope that host threads and kernels share: `cuda::barrier<
 /// cuda::thread_scope_system>`'s phases and tokens, with the host's side callable from any
 /// Rust thread.
@@ -36,7 +43,8 @@ const TOKEN_WORDS: usize = 4;
 /// stream reported the failure, or the runtime reports the stream broken), and
 /// [`try_wait_for`](Self::try_wait_for) with `false` at its timeout.
 ///
-/// Dropping the barrier waits for the launches that used it.
+/// Dropping the barrier waits for the launches that used it: while a kernel still waits for
+/// host arrivals on it, the drop waits too, so arrive (or `arrive_and_drop`) first.
 ///
 /// ```
 /// # fn main() -> xbarrier::Result<()> {
@@ -59,6 +67,7 @@ pub struct SystemBarrier<B: Backend> {
     memory: SystemBuffer<B, u64>,
     checked: bool,
     max: u64,
+    id: u64,
 }
 
 /// An arrival's token, for [`SystemBarrier::wait`] and [`SystemBarrier::try_wait_for`] on
@@ -98,7 +107,8 @@ impl<B: Backend> SystemBarrier<B> {
             });
         }
         let memory = device.alloc_system::<u64>((layout.bytes / 8) as usize)?;
-        let barrier = SystemBarrier { memory, checked: layout.checked, max: layout.max };
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let barrier = SystemBarrier { memory, checked: layout.checked, max: layout.max, id };
         barrier.call("SystemBarrier::new", |bar, fault| {
             // SAFETY: `bar` addresses a zero-filled allocation of the barrier's size and
             // alignment that no kernel uses yet.
@@ -120,8 +130,11 @@ impl<B: Backend> SystemBarrier<B> {
 
     /// Arrives with `update` arrivals (`1..=max()`), without waiting.
     ///
-    /// Errors: [`Error::Fault`] in checked builds for what CUDA leaves undefined (an update
-    /// outside the range, more arrivals than the phase still expects), naming the host thread.
+    /// Errors: [`Error::InvalidArgument`] for an update outside `1..=max()`, in every build;
+    /// [`Error::Fault`] in checked builds for more arrivals than the phase still expects
+    /// (undefined in CUDA), attributed to the host thread ([`BarrierFault::by_host_thread`]).
+    ///
+    /// [`BarrierFault::by_host_thread`]: xbarrier_api::BarrierFault::by_host_thread
     pub fn arrive(&self, update: u64) -> Result<SystemToken> {
         if update == 0 || update > self.max {
             return Err(Error::InvalidArgument {
@@ -135,7 +148,7 @@ impl<B: Backend> SystemBarrier<B> {
             // the capacity the C++ side writes.
             unsafe { shim::xb_system_arrive(bar, update as i64, bytes.as_mut_ptr(), fault) }
         })?;
-        Ok(SystemToken { bytes, barrier: self.memory.host_address() })
+        Ok(SystemToken { bytes, barrier: self.id })
     }
 
     /// Arrives once and waits for the phase to complete.
@@ -179,7 +192,7 @@ impl<B: Backend> SystemBarrier<B> {
     }
 
     fn test(&self, call: &'static str, token: &SystemToken) -> Result<bool> {
-        if token.barrier != self.memory.host_address() {
+        if token.barrier != self.id {
             return Err(Error::InvalidArgument { call, reason: "the token is another barrier's".into() });
         }
         let mut done = 0u32;
@@ -226,15 +239,11 @@ impl<B: Backend> SystemBarrier<B> {
     }
 
     /// Runs one host-side operation on the barrier, turning a fault into the error.
-    fn call(
-        &self,
-        call: &'static str,
-        op: impl FnOnce(*mut std::ffi::c_void, *mut [u8; FaultRecord::SIZE]) -> i32,
-    ) -> Result<()> {
-        let mut fault = [0u8; FaultRecord::SIZE];
+    fn call(&self, call: &'static str, op: impl FnOnce(*mut std::ffi::c_void, *mut FaultBytes) -> i32) -> Result<()> {
+        let mut fault = FaultBytes([0u8; FaultRecord::SIZE]);
         match op(self.memory.host_address() as *mut std::ffi::c_void, &mut fault) {
             0 => Ok(()),
-            _ => Err(BarrierFault::new(call, xbarrier_api::backend::decode_fault_record(&fault)).into()),
+            _ => Err(BarrierFault::new(call, xbarrier_api::backend::decode_fault_record(&fault.0)).into()),
         }
     }
 }
@@ -249,7 +258,9 @@ impl<'b, B: Backend> From<&'b SystemBarrier<B>> for LaunchArg<'b, B> {
 mod shim {
     use std::ffi::c_void;
 
-    use xbarrier_api::{BackendKind, Error, FaultRecord, Result};
+    use xbarrier_api::{BackendKind, Error, Result};
+
+    use super::FaultBytes;
 
     /// What the C++ side says of the barrier.
     pub(super) struct Layout {
@@ -262,19 +273,14 @@ mod shim {
     #[cfg(xbarrier_system_shim)]
     extern "C" {
         fn xb_system_layout(sizes: *mut u64);
-        pub(super) fn xb_system_init(bar: *mut c_void, expected: i64, fault: *mut [u8; FaultRecord::SIZE]) -> i32;
-        pub(super) fn xb_system_arrive(
-            bar: *mut c_void,
-            update: i64,
-            token: *mut u64,
-            fault: *mut [u8; FaultRecord::SIZE],
-        ) -> i32;
-        pub(super) fn xb_system_arrive_and_drop(bar: *mut c_void, fault: *mut [u8; FaultRecord::SIZE]) -> i32;
+        pub(super) fn xb_system_init(bar: *mut c_void, expected: i64, fault: *mut FaultBytes) -> i32;
+        pub(super) fn xb_system_arrive(bar: *mut c_void, update: i64, token: *mut u64, fault: *mut FaultBytes) -> i32;
+        pub(super) fn xb_system_arrive_and_drop(bar: *mut c_void, fault: *mut FaultBytes) -> i32;
         pub(super) fn xb_system_test(
             bar: *mut c_void,
             token: *const u64,
             done: *mut u32,
-            fault: *mut [u8; FaultRecord::SIZE],
+            fault: *mut FaultBytes,
         ) -> i32;
     }
 
@@ -299,24 +305,19 @@ mod shim {
 
     // Without the C++ side `layout` fails first, so these are never called.
     #[cfg(not(xbarrier_system_shim))]
-    pub(super) unsafe fn xb_system_init(_: *mut c_void, _: i64, _: *mut [u8; FaultRecord::SIZE]) -> i32 {
+    pub(super) unsafe fn xb_system_init(_: *mut c_void, _: i64, _: *mut FaultBytes) -> i32 {
         unreachable!("SystemBarrier::new fails without the C++ side")
     }
     #[cfg(not(xbarrier_system_shim))]
-    pub(super) unsafe fn xb_system_arrive(_: *mut c_void, _: i64, _: *mut u64, _: *mut [u8; FaultRecord::SIZE]) -> i32 {
+    pub(super) unsafe fn xb_system_arrive(_: *mut c_void, _: i64, _: *mut u64, _: *mut FaultBytes) -> i32 {
         unreachable!("SystemBarrier::new fails without the C++ side")
     }
     #[cfg(not(xbarrier_system_shim))]
-    pub(super) unsafe fn xb_system_arrive_and_drop(_: *mut c_void, _: *mut [u8; FaultRecord::SIZE]) -> i32 {
+    pub(super) unsafe fn xb_system_arrive_and_drop(_: *mut c_void, _: *mut FaultBytes) -> i32 {
         unreachable!("SystemBarrier::new fails without the C++ side")
     }
     #[cfg(not(xbarrier_system_shim))]
-    pub(super) unsafe fn xb_system_test(
-        _: *const c_void,
-        _: *const u64,
-        _: *mut u32,
-        _: *mut [u8; FaultRecord::SIZE],
-    ) -> i32 {
+    pub(super) unsafe fn xb_system_test(_: *const c_void, _: *const u64, _: *mut u32, _: *mut FaultBytes) -> i32 {
         unreachable!("SystemBarrier::new fails without the C++ side")
     }
 }

@@ -890,6 +890,30 @@ fn memory_shared_with_host_threads_follows_the_device_properties() {
         Ok(_) => panic!("device 1 reports neither property"),
     }
 
+    // A checked kernel's fault ends the kernel normally (its module's record says it):
+    // failed_use() reads the record once the stream is idle, with nobody synchronizing, and
+    // the stream's next synchronize still reports the fault.
+    let module = device.load(&bundle("fake", KERNELS)).expect("load");
+    let fault = module.kernel("fault").expect("fault");
+    let flag = device.alloc_system::<u32>(1).expect("alloc_system");
+    // SAFETY: fault(unsigned kind); the extra argument is never read.
+    let launch =
+        unsafe { Launch::start(&stream, &fault, &LaunchConfig::new(1, 32), &[3u32.into(), LaunchArg::system(&flag)]) }
+            .expect("launch");
+    launch.detach();
+    let started = Instant::now();
+    let failure = loop {
+        if let Some(failure) = flag.failed_use() {
+            break failure;
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "the checked kernel's fault went unseen");
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert!(failure.contains("barrier fault in kernel `fault`"), "{failure}");
+    assert!(matches!(stream.synchronize(), Err(Error::Fault(_))), "the fault is still the stream's to report");
+    stream.synchronize().expect("reported once");
+    assert_eq!(shared.failed_use(), None, "a fault of later work is not the earlier work's");
+
     // A launch that writes past the memory breaks the context when it runs: failed_use()
     // sees that through the stream's query, with nobody synchronizing.
     let small = device.alloc_system::<f32>(4).expect("alloc_system");

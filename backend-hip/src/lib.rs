@@ -675,7 +675,8 @@ impl Backend for Hip {
         let mut ptr: *mut c_void = std::ptr::null_mut();
         let (call, pinned_host, code) =
             match (native_atomics, concurrent_managed, api.hipHostMalloc, api.hipMallocManaged) {
-                (true, _, Some(host_malloc), _) => {
+                // hipHostFree must exist to free it again.
+                (true, _, Some(host_malloc), _) if api.hipHostFree.is_some() => {
                     // SAFETY: `ptr` is a valid out-pointer.
                     let code = unsafe { host_malloc(&mut ptr, size, sys::HIP_HOST_MALLOC_MAPPED_COHERENT) };
                     ("hipHostMalloc", true, code)
@@ -694,8 +695,11 @@ impl Backend for Hip {
                          hipDeviceAttributeConcurrentManagedAccess (managed memory needs XNACK: HSA_XNACK=1 \
                          on a GPU that supports it){}",
                             device.ordinal,
-                            if api.hipHostMalloc.is_none() || api.hipMallocManaged.is_none() {
-                                ", or this HIP runtime lacks hipHostMalloc/hipMallocManaged"
+                            if api.hipHostMalloc.is_none()
+                                || api.hipHostFree.is_none()
+                                || api.hipMallocManaged.is_none()
+                            {
+                                ", or this HIP runtime lacks hipHostMalloc, hipHostFree or hipMallocManaged"
                             } else {
                                 ""
                             }

@@ -522,7 +522,7 @@ impl<B: Backend> Stream<B> {
         // SAFETY: the caller's contract is this function's.
         match unsafe { self.submit(kernel, config, args) } {
             Ok((ticket, Some(late))) => {
-                self.shared.note_failure(ticket, &late);
+                self.shared.note_failure(ticket - 1, ticket, &late);
                 (Some(ticket), Err(late))
             }
             Ok((ticket, None)) => (Some(ticket), Ok(())),

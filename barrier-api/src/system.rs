@@ -30,13 +30,13 @@ use crate::{Backend, Device, DeviceCopy, Error, KernelArg, Result};
 /// # Ok(()) }
 /// ```
 pub struct SystemBuffer<B: Backend, T: DeviceCopy> {
-    /// Keeps the device (context) alive as long as the memory.
-    _device: Arc<B::Device>,
     ordinal: usize,
     /// The launches that used it: its drop waits for them, and a host wait gives up when
     /// one failed.
     in_flight: InFlight<B>,
     memory: B::Memory,
+    /// Keeps the device (context) alive until the memory is freed (fields drop in order).
+    _device: Arc<B::Device>,
     len: usize,
     _t: PhantomData<T>,
 }

@@ -25,10 +25,12 @@ pub(crate) struct StreamShared<B: Backend> {
     issued: AtomicU64,
     /// The highest ticket known finished.
     finished: AtomicU64,
-    /// The highest ticket whose launch or synchronize reported an error (0: none), and that
-    /// error's text: host threads waiting on a barrier the work used give up on it.
-    failed: AtomicU64,
-    failure: Mutex<String>,
+    /// Work that failed, as ranges of tickets `(from, to]` with the error's text: host
+    /// threads waiting on a barrier that work used give up on it (the last few are kept).
+    failures: Mutex<Vec<(u64, u64, String)>>,
+    /// A report read while settling an idle stream for a waiting host thread
+    /// ([`failure_of`](Self::failure_of)), which the next synchronize returns.
+    deferred: Mutex<Option<crate::Error>>,
 }
 
 impl<B: Backend> StreamShared<B> {
@@ -39,8 +41,8 @@ impl<B: Backend> StreamShared<B> {
             raw,
             issued: AtomicU64::new(0),
             finished: AtomicU64::new(0),
-            failed: AtomicU64::new(0),
-            failure: Mutex::new(String::new()),
+            failures: Mutex::new(Vec::new()),
+            deferred: Mutex::new(None),
         }
     }
 
@@ -65,35 +67,66 @@ impl<B: Backend> StreamShared<B> {
 
     /// Waits for the stream's work and reports what it left: a barrier fault, then a timeout.
     pub(crate) fn synchronize(&self) -> Result<()> {
+        let from = self.finished.load(Ordering::Acquire);
         let target = self.issued.load(Ordering::Acquire);
         let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
         let result = self
             .wait()
             .and_then(|()| settle_launches(&pending, |module| B::take_fault(&self.device, module), B::elapsed));
         if let Err(e) = &result {
-            self.note_failure(target, e);
+            self.note_failure(from, target, e);
         }
-        result
+        // A report an idle settle read first is the older one.
+        match self.deferred.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            Some(earlier) => Err(earlier),
+            None => result,
+        }
     }
 
-    /// Records that work up to `ticket` failed with `error`.
-    pub(crate) fn note_failure(&self, ticket: u64, error: &crate::Error) {
-        let mut failure = self.failure.lock().unwrap_or_else(PoisonError::into_inner);
-        *failure = error.to_string();
-        self.failed.fetch_max(ticket, Ordering::AcqRel);
+    /// Records that the work after ticket `from` up to ticket `to` failed with `error`.
+    pub(crate) fn note_failure(&self, from: u64, to: u64, error: &crate::Error) {
+        let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+        if failures.len() == 8 {
+            failures.remove(0);
+        }
+        failures.push((from, to, error.to_string()));
     }
 
-    /// Whether work `ticket` has failed, as far as can be told without waiting: the error a
-    /// launch or synchronize reported for it or later work, else the runtime's error for a
-    /// stream still running ([`Backend::query`]).
+    fn recorded_failure(&self, ticket: u64) -> Option<String> {
+        let failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+        failures.iter().rev().find(|(from, to, _)| *from < ticket && ticket <= *to).map(|(_, _, e)| e.clone())
+    }
+
+    /// Whether work `ticket` has failed, as far as can be told without waiting: an error a
+    /// launch or synchronize reported for it; else, once the runtime says the stream has run
+    /// everything ([`Backend::query`]), what its launches left (a checked kernel's fault
+    /// ends the kernel normally: only its module's record tells), read now and kept for the
+    /// next synchronize; else the runtime's error for a stream that broke.
     fn failure_of(&self, ticket: u64) -> Option<String> {
-        if self.failed.load(Ordering::Acquire) >= ticket {
-            return Some(self.failure.lock().unwrap_or_else(PoisonError::into_inner).clone());
+        if let Some(failure) = self.recorded_failure(ticket) {
+            return Some(failure);
         }
-        if self.is_finished(ticket) {
+        let unsettled = !self.pending.lock().unwrap_or_else(PoisonError::into_inner).is_empty();
+        if self.is_finished(ticket) && !unsettled {
             return None;
         }
-        B::query(&self.device, &self.raw).err().map(|e| e.to_string())
+        let from = self.finished.load(Ordering::Acquire);
+        let target = self.issued.load(Ordering::Acquire);
+        match B::query(&self.device, &self.raw) {
+            Err(e) => return Some(e.to_string()),
+            Ok(false) => return None,
+            // Idle, with nothing enqueued meanwhile: every launch up to `target` has ended.
+            Ok(true) if self.issued.load(Ordering::Acquire) == target => {}
+            Ok(true) => return None,
+        }
+        self.finished.fetch_max(target, Ordering::AcqRel);
+        let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
+        if let Err(e) = settle_launches(&pending, |module| B::take_fault(&self.device, module), B::elapsed) {
+            self.note_failure(from, target, &e);
+            let mut deferred = self.deferred.lock().unwrap_or_else(PoisonError::into_inner);
+            deferred.get_or_insert(e);
+        }
+        self.recorded_failure(ticket)
     }
 }
 

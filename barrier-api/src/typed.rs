@@ -206,8 +206,12 @@ impl<'a, B: Backend> Launch<'a, B> {
                 in_flight.used_by(stream.shared(), ticket);
             }
         }
-        if let Err(e) = &result {
-            // Host threads waiting on a barrier in memory shared with them give up.
+        // A kernel that ran and failed (a backend whose launches return at their end reports
+        // it here): host threads waiting on a barrier in memory shared with it give up. An
+        // error before the kernel ran (a configuration the runtime refused) touched nothing.
+        let ran_and_failed =
+            matches!(&result, Err(Error::Fault(_) | Error::KernelException { .. } | Error::LaunchTimeout { .. }));
+        if let (true, Err(e)) = (ran_and_failed, &result) {
             for arg in args.iter().filter(|a| a.concurrent) {
                 if let Some((_, in_flight)) = arg.buffer {
                     in_flight.launch_failed(e);

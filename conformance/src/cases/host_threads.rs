@@ -50,26 +50,30 @@ fn exchange<B: Backend>(ctx: &Ctx<B>, drop_side: u32) -> CaseResult {
     let report = ctx.report()?;
     let kernel = ctx.module.kernel("xbc_host_threads_exchange").map_err(err)?;
     let config = LaunchConfig::new(BLOCKS, THREADS).cooperative().timeout(LAUNCH_LIMIT);
+    // A wrong value is kept and the phases go on: a host thread that stopped arriving would
+    // leave the kernel waiting for it forever (a GPU kernel cannot be aborted).
     let host_thread = |h: u32| -> Result<(), String> {
         let slot = kernel_threads + h;
         let leaves = drop_side == 1 && h == HOST_THREADS - 1;
+        let mut wrong = None;
         for p in 0..phases {
             if leaves && p == drop_at {
-                return barrier.arrive_and_drop().map_err(err);
+                barrier.arrive_and_drop().map_err(err)?;
+                break;
             }
             data.store(((p % 2) * total + slot) as usize, exchange_value(p, slot)).map_err(err)?;
             barrier.arrive_and_wait().map_err(err)?;
             let present = kernel_threads - if drop_side == 2 && p >= drop_at { THREADS } else { 0 };
             let other = (h * 7 + p) % present;
             let got = data.load(((p % 2) * total + other) as usize).map_err(err)?;
-            if got != exchange_value(p, other) {
-                return Err(format!(
+            if got != exchange_value(p, other) && wrong.is_none() {
+                wrong = Some(format!(
                     "host thread {h}, phase {p}: kernel thread {other} wrote {got:#x}, expected {:#x}",
                     exchange_value(p, other)
                 ));
             }
         }
-        Ok(())
+        wrong.map_or(Ok(()), Err)
     };
     std::thread::scope(|s| -> Result<(), String> {
         let hosts: Vec<_> = (0..HOST_THREADS).map(|h| s.spawn(move || host_thread(h))).collect();
