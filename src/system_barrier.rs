@@ -6,6 +6,7 @@
 //! into this crate), on the same words: one protocol, two sides.
 #![allow(unsafe_code)] // calls into the host side of the protocol
 
+use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
 use xbarrier_api::{Backend, BarrierFault, Device, Error, FaultRecord, LaunchArg, Result, SystemBuffer};
@@ -109,7 +110,7 @@ impl<B: Backend> SystemBarrier<B> {
         let memory = device.alloc_system::<u64>((layout.bytes / 8) as usize)?;
         let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let barrier = SystemBarrier { memory, checked: layout.checked, max: layout.max, id };
-        barrier.call("SystemBarrier::new", |bar, fault| {
+        barrier.call("SystemBarrier::new", |bar, fault, _, _| {
             // SAFETY: `bar` addresses a zero-filled allocation of the barrier's size and
             // alignment that no kernel uses yet.
             unsafe { shim::xb_system_init(bar, expected as i64, fault) }
@@ -143,10 +144,10 @@ impl<B: Backend> SystemBarrier<B> {
             });
         }
         let mut bytes = [0u64; TOKEN_WORDS];
-        self.call("SystemBarrier::arrive", |bar, fault| {
+        self.call("SystemBarrier::arrive", |bar, fault, give_up, context| {
             // SAFETY: `bar` is this initialized barrier; `bytes` holds TOKEN_WORDS words,
-            // the capacity the C++ side writes.
-            unsafe { shim::xb_system_arrive(bar, update as i64, bytes.as_mut_ptr(), fault) }
+            // the capacity the C++ side writes; `context` is what `give_up` expects.
+            unsafe { shim::xb_system_arrive(bar, update as i64, bytes.as_mut_ptr(), fault, give_up, context) }
         })?;
         Ok(SystemToken { bytes, barrier: self.id })
     }
@@ -159,9 +160,9 @@ impl<B: Backend> SystemBarrier<B> {
 
     /// Arrives once and leaves: the next phases expect one arrival fewer.
     pub fn arrive_and_drop(&self) -> Result<()> {
-        self.call("SystemBarrier::arrive_and_drop", |bar, fault| {
-            // SAFETY: `bar` is this initialized barrier.
-            unsafe { shim::xb_system_arrive_and_drop(bar, fault) }
+        self.call("SystemBarrier::arrive_and_drop", |bar, fault, give_up, context| {
+            // SAFETY: `bar` is this initialized barrier; `context` is what `give_up` expects.
+            unsafe { shim::xb_system_arrive_and_drop(bar, fault, give_up, context) }
         })
     }
 
@@ -196,7 +197,7 @@ impl<B: Backend> SystemBarrier<B> {
             return Err(Error::InvalidArgument { call, reason: "the token is another barrier's".into() });
         }
         let mut done = 0u32;
-        self.call(call, |bar, fault| {
+        self.call(call, |bar, fault, _, _| {
             // SAFETY: `bar` is this initialized barrier; the token's bytes are what
             // xb_system_arrive wrote for it.
             unsafe { shim::xb_system_test(bar, token.bytes.as_ptr(), &mut done, fault) }
@@ -205,46 +206,112 @@ impl<B: Backend> SystemBarrier<B> {
     }
 
     /// Polls until the phase completes, `deadline` passes, or a kernel using the barrier
-    /// fails. Back-off: 64 polls, then yields for about 50 µs, then sleeps doubling from
-    /// 1 µs to 100 µs; the launches' state is looked at about once per millisecond.
+    /// fails ([`Backoff`]).
     fn poll(&self, call: &'static str, token: &SystemToken, deadline: Option<Instant>) -> Result<bool> {
-        let start = Instant::now();
-        let mut checked_at = start;
-        let mut sleep = Duration::from_micros(1);
-        for polls in 0u64.. {
+        let mut backoff = Backoff::new();
+        loop {
             if self.test(call, token)? {
                 return Ok(true);
             }
-            let now = Instant::now();
-            if deadline.is_some_and(|d| now >= d) {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Ok(false);
             }
-            if now.duration_since(checked_at) >= Duration::from_millis(1) {
-                checked_at = now;
-                if let Some(cause) = self.memory.failed_use() {
-                    return Err(Error::BarrierAbandoned { call, cause });
-                }
-            }
-            if polls < 64 {
-                std::hint::spin_loop();
-            } else if now.duration_since(start) < Duration::from_micros(50) {
-                std::thread::yield_now();
-            } else {
-                let left = deadline.map_or(sleep, |d| d.saturating_duration_since(now));
-                std::thread::sleep(sleep.min(left));
-                sleep = (sleep * 2).min(Duration::from_micros(100));
+            if let Some(cause) = backoff.step(deadline, || self.memory.failed_use()) {
+                return Err(Error::BarrierAbandoned { call, cause });
             }
         }
-        unreachable!("the poll loop returns")
     }
 
-    /// Runs one host-side operation on the barrier, turning a fault into the error.
-    fn call(&self, call: &'static str, op: impl FnOnce(*mut std::ffi::c_void, *mut FaultBytes) -> i32) -> Result<()> {
+    /// Runs one host-side operation on the barrier, turning a fault into the error. The
+    /// operation gets the give-up check for waits inside it (the C++ side's `give_up`).
+    fn call(
+        &self,
+        call: &'static str,
+        op: impl FnOnce(*mut c_void, *mut FaultBytes, GiveUp, *mut c_void) -> i32,
+    ) -> Result<()> {
         let mut fault = FaultBytes([0u8; FaultRecord::SIZE]);
-        match op(self.memory.host_address() as *mut std::ffi::c_void, &mut fault) {
+        let mut inner = InnerWait { memory: &self.memory, backoff: Backoff::new(), cause: None };
+        let context = (&mut inner as *mut InnerWait<'_, B>).cast::<c_void>();
+        match op(self.memory.host_address() as *mut c_void, &mut fault, give_up::<B>, context) {
             0 => Ok(()),
-            _ => Err(BarrierFault::new(call, xbarrier_api::backend::decode_fault_record(&fault.0)).into()),
+            1 => Err(BarrierFault::new(call, xbarrier_api::backend::decode_fault_record(&fault.0)).into()),
+            _ => Err(Error::BarrierAbandoned {
+                call,
+                cause: inner.cause.unwrap_or_else(|| "a kernel that uses the barrier failed".into()),
+            }),
         }
+    }
+}
+
+/// How a host wait backs off: 64 polls, then yields for about 50 µs, then sleeps doubling
+/// from 1 µs to 100 µs; whether a kernel using the barrier failed is looked at about once
+/// per millisecond.
+struct Backoff {
+    start: Instant,
+    checked_at: Instant,
+    sleep: Duration,
+    polls: u64,
+}
+
+impl Backoff {
+    fn new() -> Backoff {
+        let now = Instant::now();
+        Backoff { start: now, checked_at: now, sleep: Duration::from_micros(1), polls: 0 }
+    }
+
+    /// One step after a failed poll (never past `deadline`); the failure `failed` reports,
+    /// when it is asked and has one.
+    fn step(&mut self, deadline: Option<Instant>, failed: impl FnOnce() -> Option<String>) -> Option<String> {
+        let now = Instant::now();
+        if now.duration_since(self.checked_at) >= Duration::from_millis(1) {
+            self.checked_at = now;
+            if let Some(cause) = failed() {
+                return Some(cause);
+            }
+        }
+        self.polls += 1;
+        if self.polls < 64 {
+            std::hint::spin_loop();
+        } else if now.duration_since(self.start) < Duration::from_micros(50) {
+            std::thread::yield_now();
+        } else {
+            let left = deadline.map_or(self.sleep, |d| d.saturating_duration_since(now));
+            std::thread::sleep(self.sleep.min(left));
+            self.sleep = (self.sleep * 2).min(Duration::from_micros(100));
+        }
+        None
+    }
+}
+
+/// The C++ side's give-up check for waits inside a call: backs off, and says whether to give up.
+type GiveUp = unsafe extern "C" fn(*mut c_void) -> i32;
+
+/// What a wait inside a host call keeps between its back-off steps.
+struct InnerWait<'a, B: Backend> {
+    memory: &'a SystemBuffer<B, u64>,
+    backoff: Backoff,
+    /// The failure that ended the wait.
+    cause: Option<String>,
+}
+
+/// One back-off step of a wait inside a host call (an arrival that finds a completion step
+/// claimed and waits for its publish): 1 when a kernel that uses the barrier has failed,
+/// so the call gives up; it may never publish.
+///
+/// # Safety
+/// `context` must be the `InnerWait<B>` that [`SystemBarrier::call`] passed, alive and not
+/// otherwise borrowed for the call.
+unsafe extern "C" fn give_up<B: Backend>(context: *mut c_void) -> i32 {
+    // SAFETY: the caller's contract; the C++ side hands back the context it was given, on
+    // the thread that made the call, while the call runs.
+    let inner = unsafe { &mut *context.cast::<InnerWait<'_, B>>() };
+    let memory = inner.memory;
+    match inner.backoff.step(None, || memory.failed_use()) {
+        Some(cause) => {
+            inner.cause = Some(cause);
+            1
+        }
+        None => 0,
     }
 }
 
@@ -260,7 +327,7 @@ mod shim {
 
     use xbarrier_api::{BackendKind, Error, Result};
 
-    use super::FaultBytes;
+    use super::{FaultBytes, GiveUp};
 
     /// What the C++ side says of the barrier.
     pub(super) struct Layout {
@@ -274,8 +341,20 @@ mod shim {
     extern "C" {
         fn xb_system_layout(sizes: *mut u64);
         pub(super) fn xb_system_init(bar: *mut c_void, expected: i64, fault: *mut FaultBytes) -> i32;
-        pub(super) fn xb_system_arrive(bar: *mut c_void, update: i64, token: *mut u64, fault: *mut FaultBytes) -> i32;
-        pub(super) fn xb_system_arrive_and_drop(bar: *mut c_void, fault: *mut FaultBytes) -> i32;
+        pub(super) fn xb_system_arrive(
+            bar: *mut c_void,
+            update: i64,
+            token: *mut u64,
+            fault: *mut FaultBytes,
+            give_up: GiveUp,
+            context: *mut c_void,
+        ) -> i32;
+        pub(super) fn xb_system_arrive_and_drop(
+            bar: *mut c_void,
+            fault: *mut FaultBytes,
+            give_up: GiveUp,
+            context: *mut c_void,
+        ) -> i32;
         pub(super) fn xb_system_test(
             bar: *mut c_void,
             token: *const u64,
@@ -309,11 +388,23 @@ mod shim {
         unreachable!("SystemBarrier::new fails without the C++ side")
     }
     #[cfg(not(xbarrier_system_shim))]
-    pub(super) unsafe fn xb_system_arrive(_: *mut c_void, _: i64, _: *mut u64, _: *mut FaultBytes) -> i32 {
+    pub(super) unsafe fn xb_system_arrive(
+        _: *mut c_void,
+        _: i64,
+        _: *mut u64,
+        _: *mut FaultBytes,
+        _: GiveUp,
+        _: *mut c_void,
+    ) -> i32 {
         unreachable!("SystemBarrier::new fails without the C++ side")
     }
     #[cfg(not(xbarrier_system_shim))]
-    pub(super) unsafe fn xb_system_arrive_and_drop(_: *mut c_void, _: *mut FaultBytes) -> i32 {
+    pub(super) unsafe fn xb_system_arrive_and_drop(
+        _: *mut c_void,
+        _: *mut FaultBytes,
+        _: GiveUp,
+        _: *mut c_void,
+    ) -> i32 {
         unreachable!("SystemBarrier::new fails without the C++ side")
     }
     #[cfg(not(xbarrier_system_shim))]

@@ -6,8 +6,11 @@
 // Calls come from plain OS threads, outside any launch. Each runs as a "foreign" kernel
 // thread of its own: a launch record with no scheduler and no wait bound, so that a fault of
 // a checked build unwinds to the entry point, which returns it, instead of ending the process.
-// No entry point waits: the Rust side polls xb_system_test with its own back-off, watching
-// for the failure of a kernel that uses the barrier and for the caller's timeout.
+// The Rust side polls xb_system_test for a phase with its own back-off. Where the protocol
+// itself waits inside a call (an arrival that finds a completion step claimed but not yet
+// published, in checked builds), every back-off step calls the caller's `give_up` check,
+// which backs off and says whether a kernel that uses the barrier has failed: then the call
+// unwinds and returns 2, since a failed kernel may never publish what it claimed.
 #include <string.h>
 
 #include <xbarrier/barrier.hpp>
@@ -32,10 +35,26 @@ struct foreign_thread {
   xb_host_thread thread;
 };
 
+// The caller's check, run at every back-off step of a wait inside a call: nonzero when the
+// wait should give up.
+typedef int (*xb_system_give_up)(void* context);
+struct give_up_check {
+  xb_system_give_up check;
+  void* context;
+  uint32_t* abort;
+};
+thread_local give_up_check current_check;
+
+// The launch record's yield function for a foreign thread: the back-off step. Setting
+// `abort` makes the host layer's next back-off unwind the call (host_platform::backoff).
+void back_off_or_give_up(void*) {
+  if (current_check.check && current_check.check(current_check.context)) *current_check.abort = 1;
+}
+
 // Runs `op` as this OS thread's foreign kernel thread: 0 when it returned, 1 with `*fault`
-// filled when it faulted.
+// filled when it faulted, 2 when `give_up` ended one of its waits.
 template <class Op>
-int as_host_thread(xb_fault_record* fault, Op op) {
+int as_host_thread(xb_fault_record* fault, xb_system_give_up give_up, void* context, Op op) {
   static thread_local foreign_thread self;
   memset(&self, 0, sizeof(self));
   for (int i = 0; i < 3; ++i) {
@@ -44,6 +63,8 @@ int as_host_thread(xb_fault_record* fault, Op op) {
   }
   self.thread.launch = &self.launch;
   self.thread.block = &self.block;
+  self.launch.yield_fn = give_up ? back_off_or_give_up : nullptr;
+  current_check = give_up_check{give_up, context, &self.launch.abort};
   xb_host_thread* const outer = xb::host::current_thread;
   xb::host::current_thread = &self.thread;
   int status = 0;
@@ -51,9 +72,10 @@ int as_host_thread(xb_fault_record* fault, Op op) {
     op();
   } catch (const xb::host::kernel_aborted&) {
     *fault = self.launch.fault;
-    status = 1;
+    status = self.launch.fault_claimed ? 1 : 2;
   }
   xb::host::current_thread = outer;
+  current_check = give_up_check{};
   return status;
 }
 
@@ -76,25 +98,27 @@ XB_EXPORT void xb_system_layout(uint64_t* sizes) {
 }
 
 XB_EXPORT int xb_system_init(void* bar, int64_t expected, xb_fault_record* fault) {
-  return as_host_thread(fault, [&] { init(static_cast<system_barrier*>(bar), ptrdiff_t(expected)); });
+  return as_host_thread(fault, nullptr, nullptr, [&] { init(static_cast<system_barrier*>(bar), ptrdiff_t(expected)); });
 }
 
 // Arrives with `update`; the token's bytes go to `out` (token_capacity bytes).
-XB_EXPORT int xb_system_arrive(void* bar, int64_t update, uint64_t* out, xb_fault_record* fault) {
-  return as_host_thread(fault, [&] {
+XB_EXPORT int xb_system_arrive(void* bar, int64_t update, uint64_t* out, xb_fault_record* fault,
+                               xb_system_give_up give_up, void* context) {
+  return as_host_thread(fault, give_up, context, [&] {
     const token t = static_cast<system_barrier*>(bar)->arrive(ptrdiff_t(update));
     memset(out, 0, token_capacity);
     memcpy(out, static_cast<const void*>(&t), sizeof(token));
   });
 }
 
-XB_EXPORT int xb_system_arrive_and_drop(void* bar, xb_fault_record* fault) {
-  return as_host_thread(fault, [&] { static_cast<system_barrier*>(bar)->arrive_and_drop(); });
+XB_EXPORT int xb_system_arrive_and_drop(void* bar, xb_fault_record* fault, xb_system_give_up give_up,
+                                        void* context) {
+  return as_host_thread(fault, give_up, context, [&] { static_cast<system_barrier*>(bar)->arrive_and_drop(); });
 }
 
 // Whether the phase of the token in `bytes` has completed (then with acquire ordering).
 XB_EXPORT int xb_system_test(const void* bar, const uint64_t* bytes, uint32_t* done, xb_fault_record* fault) {
-  return as_host_thread(fault, [&] {
+  return as_host_thread(fault, nullptr, nullptr, [&] {
     *done = static_cast<const system_barrier*>(bar)->try_wait(load_token(bytes)) ? 1u : 0u;
   });
 }
