@@ -30,7 +30,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "
 [ -x "$BIN/xbar" ] && run info "$BIN/xbar" info
 run backend-cuda-gpu "$BIN/backend-cuda-gpu" --include-ignored --test-threads 1
 [ -x "$BIN/user-kernel" ] && run user-kernel "$BIN/user-kernel"
-[ -x "$BIN/host-handoff" ] && run host-handoff "$BIN/host-handoff"
+[ -x "$BIN/host-handoff" ] && run host-handoff "$BIN/host-handoff" --include-ignored
 run conformance-checked "$BIN/conformance-checked" --test-threads 1
 run misuse-checked "$BIN/misuse-checked" --test-threads 1 "[cuda]"
 # "[cuda" selects both variants: "[cuda]" (native) and "[cuda-emulated]".
