@@ -256,7 +256,7 @@ sub('(int64_t(c - phase) == 2 && (phase & 1) == uint64_t(word_parity))', '(int64
   "direct-arm-fresh-expected|include/xbarrier/protocol.hpp|direct direct.block|
 sub('const uint64_t delta = arming(expected_of(now));', 'const uint64_t delta = arming(expected_of(P::template load<ms>(w, mem_order::relaxed)));')"
   # direct layouts: an arming that completes the next phase does not arm the one after
-  "direct-arm-once|include/xbarrier/protocol.hpp|direct_window direct_window.device|
+  "direct-arm-once|include/xbarrier/protocol.hpp|direct_window|
 sub('again = XB_UNLIKELY(carries(found, delta));', 'again = false;')"
   # direct layouts: the arming is relaxed (it is the completer's acquire)
   "direct-arm-relaxed|include/xbarrier/protocol.hpp|direct arrive_and_wait.direct|
@@ -268,6 +268,13 @@ sub('const int64_t held = (tx(old) == 0 && t != 0) ? 1 : (tx(old) != 0 && t == 0
   # flip instead of for the arming (the phase it waits for needs its own update)
   "direct-tx-waits-for-flip|include/xbarrier/protocol.hpp|direct_tx|
 sub('[r](uint64_t s) { return armed(s) || (s & r_bit) != r; }', '[r](uint64_t s) { return (s & r_bit) != r; }')"
+  # wide direct layout: the first arrival arms with E after its own drop (a drop counted in
+  # a phase would lower that phase's own count)
+  "direct-first-arm-own-drop|include/xbarrier/protocol.hpp|direct|
+sub('const uint64_t arm = arming(expected_of(old));', 'const uint64_t arm = arming(expected_of(old + delta));')"
+  # wide direct layout: arrive_and_wait's arming is relaxed (it may be the completer's acquire)
+  "direct-first-arm-relaxed|include/xbarrier/protocol.hpp|direct arrive_and_wait.direct.device|
+sub('claimed::leader_add(lanes, w, arm, waits ? mem_order::acq_rel : mem_order::relaxed)', 'claimed::leader_add(lanes, w, arm, mem_order::relaxed)')"
   # direct layouts: a group's arrival counts one lane
   "direct-group-counts-one-lane|include/xbarrier/protocol.hpp|arrive_and_wait.direct.wave|
 sub('const uint64_t delta = ((uint64_t(update) << a_shift) - (drop ? 1 : 0)) * n;', 'const uint64_t delta = (uint64_t(update) << a_shift) - (drop ? 1 : 0);')")

@@ -12,8 +12,11 @@ use std::fmt;
 /// NVIDIA GPUs, and in checked builds (the hardware traps on misuse instead of reporting it).
 ///
 /// Unchecked CUDA builds also carry an [`Emulated`](Variant::Emulated) image: the portable
-/// protocol on sm_90 too, the exact code AMD GPUs and the host run, for comparing the two
-/// lowerings on one GPU. No other backend has one.
+/// protocol on sm_90 too, the protocol AMD GPUs and the host run, for comparing the two
+/// lowerings on one GPU; and a [`Grouped`](Variant::Grouped) image: the same protocol with
+/// the lanes of a warp that arrive together grouped behind one leader's atomic, as an AMD
+/// wave's lanes always are, so that the code path AMD GPUs take runs on NVIDIA hardware. No
+/// other backend has them.
 ///
 /// ```
 /// use xbarrier_api::Variant;
@@ -29,17 +32,36 @@ pub enum Variant {
     Default,
     /// CUDA, unchecked builds: the portable protocol instead of the `mbarrier` hardware.
     Emulated,
+    /// CUDA, unchecked builds: the portable protocol with lane groups, AMD's code path (one
+    /// atomic per group of lanes that arrive together, every decision made once per group).
+    Grouped,
 }
 
 impl Variant {
-    /// Both variants, [`Default`](Variant::Default) first.
-    pub const ALL: [Variant; 2] = [Variant::Default, Variant::Emulated];
+    /// Every variant, [`Default`](Variant::Default) first.
+    pub const ALL: [Variant; 3] = [Variant::Default, Variant::Emulated, Variant::Grouped];
 
     /// The lower-case name used in test names, messages and the CLI.
     pub fn name(self) -> &'static str {
         match self {
             Variant::Default => "default",
             Variant::Emulated => "emulated",
+            Variant::Grouped => "grouped",
+        }
+    }
+
+    /// The preprocessor definitions a CUDA image of this variant is compiled with
+    /// (`hip-src/include/xbarrier/config.hpp` says what each switches).
+    ///
+    /// ```
+    /// use xbarrier_api::Variant;
+    /// assert_eq!(Variant::Grouped.cuda_defines(), [("XB_EMULATED", "1"), ("XB_GROUP_LANES", "1")]);
+    /// ```
+    pub fn cuda_defines(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Variant::Default => &[("XB_EMULATED", "0")],
+            Variant::Emulated => &[("XB_EMULATED", "1")],
+            Variant::Grouped => &[("XB_EMULATED", "1"), ("XB_GROUP_LANES", "1")],
         }
     }
 
@@ -53,6 +75,7 @@ impl Variant {
         match self {
             Variant::Default => 0,
             Variant::Emulated => 1,
+            Variant::Grouped => 2,
         }
     }
 

@@ -5,8 +5,8 @@
 // GPU to run).
 //
 // Forms (every one is `iters` x arrive-and-wait of every thread of the block):
-//   xb            xb::barrier, emulated (the direct block layout, lane groups)
-//   claimed       the claimed block layout's arrive_and_wait on a raw word (lane groups):
+//   xb            xb::barrier, emulated (the direct block layout, lane by lane)
+//   claimed       the claimed block layout's arrive_and_wait on a raw word (lane by lane):
 //                 a claim, then a publish, as barriers with a completion function take
 //   cccl fn       CCCL cuda::barrier with a completion function (its software barrier)
 //   counter       one 64-bit counter that only grows: a warp's lanes each fetch_add (ptxas
@@ -22,8 +22,10 @@
 //   two-rmw wait  the skeleton with the protocol's back-off in its wait loop (64 polls, then
 //                 sleeps)
 //   two-rmw match the skeleton after the lane groups' agreement test (two __match_all_sync)
-//   xb one lane   the direct block layout's arrive_and_wait on a raw word, every thread
-//                 arriving alone (no lane group): what the lane groups cost or save
+//   xb grouped    the direct block layout's arrive_and_wait on a raw word with lane groups
+//                 (the grouped variant, AMD's code path): what the lane groups cost or save
+//   claimed grouped
+//                 the claimed layout's, with lane groups
 // Build and run from the repository root:
 //   nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -I hip-src/include \
 //        -o /tmp/emulated_forms bench/cpp/emulated_forms.cu
@@ -82,6 +84,7 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
     init(&cbar, blockDim.x, count_steps{&steps});
     if (form == 1) claimed::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
     if (form == 10) direct::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
+    if (form == 11) claimed::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
   }
   __syncthreads();
   u64 start = 0, target = 0;
@@ -91,8 +94,15 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
     probe::start_after_warm_up(r, rounds, start);
     if constexpr (form == 0) {
       xbar.arrive_and_wait();
-    } else if constexpr (form == 10) {
-      direct::arrive_and_wait_as(xb::detail::single_lane(), reinterpret_cast<uint64_t*>(&word));
+    } else if constexpr (form == 10 || form == 11) {
+      // As the protocol's arrive_and_wait forms the group where XB_GROUP_LANES is set.
+      uint64_t* w = reinterpret_cast<uint64_t*>(&word);
+      const xb::detail::cuda_platform::warp lanes{__activemask()};
+      const bool agree = lanes.agree(w, 1);
+      if (form == 10 && agree) direct::arrive_and_wait_as(lanes, w);
+      else if (form == 10) direct::arrive_and_wait_as(xb::detail::single_lane(), w);
+      else if (agree) claimed::arrive_and_wait_as(lanes, w, none);
+      else claimed::arrive_and_wait_as(xb::detail::single_lane(), w, none);
     } else if constexpr (form == 1) {
       claimed::arrive_and_wait(reinterpret_cast<uint64_t*>(&word), none);
     } else if constexpr (form == 2) {
@@ -203,10 +213,10 @@ int main() {
   cudaMemset(wrong, 0, 4);
   const char* names[] = {"xb",      "claimed",      "cccl fn",      "counter",
                          "two-rmw", "two-rmw lanes", "two-rmw flag", "two-rmw 32",
-                         "two-rmw wait", "two-rmw match", "xb one lane"};
+                         "two-rmw wait", "two-rmw match", "xb grouped", "claimed grouped"};
   std::printf("%-16s %10s %10s %10s   (cycles per round trip, mean of %d blocks, best of 5)\n", "form", "128", "256",
               "1024", sms);
-  for (int form = 0; form < 11; ++form) {
+  for (int form = 0; form < 12; ++form) {
     std::printf("%-16s", names[form]);
     for (unsigned threads : {128u, 256u, 1024u}) {
       const auto run = [&] {
@@ -221,7 +231,8 @@ int main() {
           case 7: launch<7>(sms, threads, rounds, cycles, wrong); break;
           case 8: launch<8>(sms, threads, rounds, cycles, wrong); break;
           case 9: launch<9>(sms, threads, rounds, cycles, wrong); break;
-          default: launch<10>(sms, threads, rounds, cycles, wrong); break;
+          case 10: launch<10>(sms, threads, rounds, cycles, wrong); break;
+          default: launch<11>(sms, threads, rounds, cycles, wrong); break;
         }
       };
       if (!probe::print_best_of_five(run, cycles, sms, rounds)) return 1;

@@ -9,26 +9,33 @@ pub(crate) struct Images<B: Backend> {
     pub native: Module<B>,
     /// The emulated image (the portable protocol on CUDA); `Err` says why there is none.
     pub emulated: std::result::Result<Module<B>, String>,
+    /// The grouped image (the portable protocol with lane groups, AMD's code path, on CUDA);
+    /// `Err` says why there is none.
+    pub grouped: std::result::Result<Module<B>, String>,
     /// xb's round trips as checked device code, in release builds (a checked build's own rows
     /// are checked code); `Err` says why it did not load.
     pub checked: Option<std::result::Result<Module<B>, String>>,
 }
 
 impl<B: Backend> Images<B> {
-    /// Loads the native image and, where the bundle has one, the emulated image.
+    /// Loads the native image and, where the bundle has them, the emulated and grouped images.
     pub fn load(device: &Device<B>) -> Result<Images<B>> {
         let bundle = crate::bundle()?;
         let native = device.load(&bundle)?;
-        let emulated = if bundle.variants(B::KIND).contains(&Variant::Emulated) {
-            Ok(device.load_variant(&bundle, Variant::Emulated)?)
-        } else if B::KIND == BackendKind::Cuda {
-            Err("checked builds carry only the native image (it runs the protocol): build with --release".into())
-        } else {
-            Err(format!("the {} backend has one image, the protocol", B::KIND))
+        let variant = |variant| -> Result<std::result::Result<Module<B>, String>> {
+            Ok(if bundle.variants(B::KIND).contains(&variant) {
+                Ok(device.load_variant(&bundle, variant)?)
+            } else if B::KIND == BackendKind::Cuda {
+                Err("checked builds carry only the native image (it runs the protocol): build with --release".into())
+            } else {
+                Err(format!("the {} backend has one image, the protocol", B::KIND))
+            })
         };
+        let emulated = variant(Variant::Emulated)?;
+        let grouped = variant(Variant::Grouped)?;
         let checked = (!xbarrier::CHECKED)
             .then(|| crate::checked_bundle().and_then(|bundle| device.load(&bundle)).map_err(|e| e.to_string()));
-        Ok(Images { native, emulated, checked })
+        Ok(Images { native, emulated, grouped, checked })
     }
 }
 

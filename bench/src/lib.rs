@@ -5,7 +5,7 @@
 //!
 //! | benchmark | xb | baselines | value |
 //! | --- | --- | --- | --- |
-//! | [`round-trip`](Benchmark::RoundTrip) | `arrive_and_wait`, native and emulated images, with and without a completion function; checked device code | raw `mbarrier` PTX, CCCL `cuda::barrier` (with and without a completion function), `__syncthreads`, one-word counter barriers | cycles per phase |
+//! | [`round-trip`](Benchmark::RoundTrip) | `arrive_and_wait`, native, emulated and grouped images, with and without a completion function; checked device code | raw `mbarrier` PTX, CCCL `cuda::barrier` (with and without a completion function), `__syncthreads`, one-word counter barriers | cycles per phase |
 //! | round-trip, host backend | `arrive_and_wait`, one block | C++20 `std::barrier`, Rust `std::sync::Barrier` (OS threads) | ns per phase |
 //! | [`reduction`](Benchmark::Reduction) | bulk loads + full/empty barriers | the same pipeline in raw PTX, a grid-stride kernel | GB/s read |
 //! | [`copy`](Benchmark::Copy) | bulk loads + bulk stores | `cudaMemcpy` device to device | GB/s read + written |

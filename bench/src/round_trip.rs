@@ -58,11 +58,14 @@ fn implementations<'a, B: Backend>(device: &Device<B>, images: &'a Images<B>) ->
         Some(reason) => Err(reason),
     };
     let emulated = || images.emulated.as_ref().map_err(Clone::clone);
+    let grouped = || images.grouped.as_ref().map_err(Clone::clone);
     // Targets: the native round trip no slower than raw mbarrier PTX; the emulated one and
     // both with a completion function no slower than CCCL's software barrier; checked code
-    // within CHECKED_AT_MOST of the release native one.
+    // within CHECKED_AT_MOST of the release native one. The grouped rows (AMD's code path,
+    // whose lane groups NVIDIA does not need) are shown beside CCCL without a target.
     let vs_ptx = |target| Some((RAW_PTX, target));
     let vs_cccl = Some((CCCL_COMPLETION, Some(Target::RatioAtMost(1.0))));
+    let beside_cccl = Some((CCCL_COMPLETION, None));
     let mut all = vec![
         Implementation {
             name: "xb native",
@@ -77,6 +80,7 @@ fn implementations<'a, B: Backend>(device: &Device<B>, images: &'a Images<B>) ->
             against: vs_ptx(Some(Target::RatioAtMost(1.0))),
         },
         Implementation { name: "xb emulated", module: emulated(), kernel: "xbb_rt_xb", against: vs_cccl },
+        Implementation { name: "xb grouped", module: grouped(), kernel: "xbb_rt_xb", against: beside_cccl },
         Implementation { name: RAW_PTX, module: raw(), kernel: "xbb_rt_ptx", against: None },
         Implementation { name: RAW_PTX_PLAIN, module: raw(), kernel: "xbb_rt_ptx_plain", against: vs_ptx(None) },
         Implementation { name: "CCCL cuda::barrier", module: native(), kernel: "xbb_rt_cccl", against: vs_ptx(None) },
@@ -94,6 +98,12 @@ fn implementations<'a, B: Backend>(device: &Device<B>, images: &'a Images<B>) ->
             module: emulated(),
             kernel: "xbb_rt_xb_completion",
             against: vs_cccl,
+        },
+        Implementation {
+            name: "xb grouped, completion fn",
+            module: grouped(),
+            kernel: "xbb_rt_xb_completion",
+            against: beside_cccl,
         },
         Implementation {
             name: CCCL_COMPLETION,

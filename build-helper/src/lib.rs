@@ -12,7 +12,7 @@
 //!
 //! One bundle holds an image per backend xbarrier's features enable: a shared object for
 //! the host (the `cc` crate's C++ compiler, `$CXX`), a CUDA fatbin (nvcc: sm_80, sm_90 and
-//! compute_90 PTX, or `XBAR_CUDA_GENCODE`; unchecked builds add a second, emulated fatbin),
+//! compute_90 PTX, or `XBAR_CUDA_GENCODE`; unchecked builds add the emulated and grouped fatbins),
 //! and a clang offload bundle for AMD GPUs (`$HIP_CLANG`, else clang-19). The bundle's AMD
 //! targets are gfx90a, gfx942, gfx1100 and gfx1200 (plus gfx950 and gfx1250 with clang 22)
 //! and the generic gfx10-3-generic, gfx11-generic and gfx12-generic, so that it loads on
@@ -262,13 +262,16 @@ impl Kernels {
                         Variant::Default,
                         self.build_cuda(meta, checked, Variant::Default, &sources, &kernels, out_dir)?,
                     ));
-                    // Checked builds run the protocol on every path: the two images would be equal.
+                    // Checked builds run the protocol, with lane groups, on every path: the
+                    // images would be equal.
                     if !checked {
-                        images.push((
-                            backend,
-                            Variant::Emulated,
-                            self.build_cuda(meta, checked, Variant::Emulated, &sources, &kernels, out_dir)?,
-                        ));
+                        for variant in [Variant::Emulated, Variant::Grouped] {
+                            images.push((
+                                backend,
+                                variant,
+                                self.build_cuda(meta, checked, variant, &sources, &kernels, out_dir)?,
+                            ));
+                        }
                     }
                 }
                 BackendKind::Hip => images.push((
@@ -445,8 +448,9 @@ impl Kernels {
 
     /// One fatbin with sm_80 and sm_90 machine code and compute_90 PTX (PTX ISA 9.0 from nvcc
     /// 13.0, which driver 580 loads). The sources become one translation unit, so that the
-    /// module has a single fault-record global. `Variant::Emulated` compiles with
-    /// `XB_EMULATED=1`: the portable protocol instead of the mbarrier lowering.
+    /// module has a single fault-record global. Each variant adds its definitions
+    /// ([`Variant::cuda_defines`]): `Emulated` the portable protocol instead of the mbarrier
+    /// lowering, `Grouped` that protocol with lane groups.
     fn build_cuda(
         &self,
         meta: &XbarrierMetadata,
@@ -461,7 +465,7 @@ impl Kernels {
         let output = out_dir.join(format!("{}.{variant}.fatbin", self.name));
         let mut cmd = Command::new(&nvcc);
         cmd.args(["-std=c++17", "-O3", "-fatbin"]).args(cuda_architectures().iter().map(|a| format!("-gencode={a}")));
-        cmd.arg(format!("-DXB_EMULATED={}", u8::from(variant == Variant::Emulated)));
+        cmd.args(variant.cuda_defines().iter().map(|(name, value)| format!("-D{name}={value}")));
         self.compile(&mut cmd, meta, checked, [unity.as_path()], &output, "cuda")
     }
 

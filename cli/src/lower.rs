@@ -17,7 +17,8 @@ pub struct LowerArgs {
     /// Operations to show, comma-separated (all when absent)
     #[arg(long, value_delimiter = ',')]
     op: Vec<String>,
-    /// The image variant: default (mbarrier on sm_90) or emulated (the portable protocol)
+    /// The image variant: default (mbarrier on sm_90), emulated (the portable protocol) or
+    /// grouped (the portable protocol with lane groups, as AMD GPUs run it)
     #[arg(long, default_value = "default")]
     variant: String,
     /// Checked device code (runs the protocol on every path)

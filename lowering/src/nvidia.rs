@@ -38,7 +38,7 @@ fn compile_in(
         cmd.args(["-std=c++17", "-O3"])
             .arg(format!("-arch={arch}"))
             .arg(format!("-DXB_CHECKED={}", u8::from(checked)))
-            .arg(format!("-DXB_EMULATED={}", u8::from(variant == Variant::Emulated)))
+            .args(variant.cuda_defines().iter().map(|(name, value)| format!("-D{name}={value}")))
             .arg(format!("-DXB_SANITIZER={}", u8::from(sanitizer)))
             .arg("-I")
             .arg(env!("XBARRIER_INCLUDE"));

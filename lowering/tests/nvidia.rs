@@ -180,6 +180,22 @@ fn check(code: &OpCode, expect: &Expect) -> Result<(), String> {
     Ok(())
 }
 
+/// Lane groups (config.hpp's XB_GROUP_LANES): a grouped arrival tests that its warp agrees
+/// (`match.all.sync`) and hands the leader's result around (`shfl.sync`); one lane by lane
+/// has neither in its PTX (ptxas combines the warp's atomics below PTX).
+fn check_lane_groups(op: Op, code: &OpCode, grouped: bool) -> Result<(), String> {
+    if !matches!(op, Op::Arrive | Op::ArriveAndWait | Op::ArriveAndDrop | Op::CompletionArriveAndWait) {
+        return Ok(());
+    }
+    for marker in ["match.all.sync", "shfl.sync"] {
+        if code.intermediate.contains(marker) != grouped {
+            let how = if grouped { "lacks" } else { "has" };
+            return Err(format!("grouped = {grouped}, but the PTX {how} `{marker}`:\n{}", code.intermediate));
+        }
+    }
+    Ok(())
+}
+
 /// The native lowering leaves no operation on a `__shared__` barrier to the protocol. In a
 /// kernel with nine such barriers and every tx operation (conformance `xbc_tx_sequences`),
 /// sm_90's PTX must hold no atomic at all and one `mbarrier.complete_tx` per `complete_tx`
@@ -238,30 +254,35 @@ fn main() {
     let args = Arguments::from_args();
     // Each with the arrival and the poll its fast path must take (the mbarrier's own, or
     // the protocol's shared-memory atomic and load) and the most instructions the fast
-    // path may issue: the counts this code reaches, so that they can only go down. The
-    // protocol's bound also fails where ptxas combines the lane group leader's atomic with
-    // the warp's again (an election and shuffles of its own: 48 and 45).
+    // path may issue: the counts this code reaches, so that they can only go down. Lane by
+    // lane (emulated, sm_80) ptxas combines the warp's atomics with an election and shuffles
+    // of its own; the grouped bound also fails where ptxas combines the lane group leader's
+    // atomic with the warp's again (48 and 45 instructions).
+    // The last field: whether the protocol groups lanes (the grouped variant, checked builds).
     let configs = [
-        (Target::Sm90, Variant::Default, sm90_native as fn(Op) -> Expect, "SYNCS.ARRIVE", "SYNCS.PHASECHK", 8),
-        (Target::Sm90, Variant::Emulated, protocol, "ATOM.E.ADD.64", "LDS", 40),
-        (Target::Sm80, Variant::Default, protocol, "ATOM.E.ADD.64", "LDS", 35),
+        (Target::Sm90, Variant::Default, sm90_native as fn(Op) -> Expect, "SYNCS.ARRIVE", "SYNCS.PHASECHK", 8, None),
+        (Target::Sm90, Variant::Emulated, protocol, "ATOM.E.ADD.64", "LDS", 37, Some(false)),
+        (Target::Sm90, Variant::Grouped, protocol, "ATOM.E.ADD.64", "LDS", 40, Some(true)),
+        (Target::Sm80, Variant::Default, protocol, "ATOM.E.ADD.64", "LDS", 33, Some(false)),
     ];
     let mut trials = Vec::new();
-    for (target, variant, expect, atomic, poll, bound) in configs {
+    for (target, variant, expect, atomic, poll, bound, grouped) in configs {
         let compiled = Lowering::compile(target, variant, false);
         if let Ok(lowering) = &compiled {
             trials.push(common::fast_path_trial(&format!("{target} {variant}"), lowering, atomic, poll, "EXIT", bound));
         }
         trials.extend(common::trials(&format!("{target} {variant}"), compiled, &Op::ALL, move |op, code| {
-            check(code, &expect(op))
+            check(code, &expect(op))?;
+            grouped.map_or(Ok(()), |grouped| check_lane_groups(op, code, grouped))
         }));
     }
     // Checked builds run the protocol on sm_90 too (the hardware traps where they report):
-    // the emulated variant's code, and no mbarrier instruction.
+    // the grouped variant's code, and no mbarrier instruction.
     let compiled = Lowering::compile(Target::Sm90, Variant::Default, true);
     let checked_ops = [Op::ArriveAndWait, Op::CompletionArriveAndWait, Op::ArriveTx, Op::MemcpyAsyncTx];
     trials.extend(common::trials("sm_90 native checked", compiled, &checked_ops, |op, code| {
-        check(code, &sm90_checked(op))
+        check(code, &sm90_checked(op))?;
+        check_lane_groups(op, code, true)
     }));
     // Sanitizer builds add shadow mbarriers for compute-sanitizer.
     let compiled = Lowering::compile_sanitizer(Target::Sm90);

@@ -43,10 +43,21 @@
 #define XB_SANITIZER 0
 #endif
 
-// The CUDA image variant (backend Variant): XB_EMULATED=1 compiles the portable protocol
+// The CUDA image variants (backend Variant): XB_EMULATED=1 compiles the portable protocol
 // instead of the mbarrier lowering, so AMD's exact protocol runs on NVIDIA hardware.
 #ifndef XB_EMULATED
 #define XB_EMULATED 0
+#endif
+
+// Lane groups on CUDA (lane_group.hpp): XB_GROUP_LANES=1 makes the lanes of a warp that
+// arrive together one group, whose leader makes the group's atomic, as an AMDGPU wave's
+// lanes always are. On NVIDIA that costs more than it saves (the agreement test, gather and
+// broadcast, where ptxas already combines a warp's atomics on one word), so release builds
+// leave it off and the CUDA image variant `grouped` turns it on, to run AMD's grouped path
+// on NVIDIA hardware. Checked builds group: they then report a warp that straddles two
+// phases, as an AMD wave's checked build and the native mbarrier do.
+#ifndef XB_GROUP_LANES
+#define XB_GROUP_LANES XB_CHECKED
 #endif
 
 // The native lowering: block-scope barriers in shared memory become PTX mbarrier objects

@@ -503,8 +503,9 @@ struct protocol {
 // The direct layouts: barriers without a completion function, in unchecked builds. Here
 // nothing has to run between a phase's last arrival and its waiters, so the RMW that
 // completes a phase publishes it in the same atomic, and waiters wait for one atomic, not
-// for a claim and a publish. The completer then re-arms the next phase with a second RMW,
-// which no waiter waits for.
+// for a claim and a publish. A second RMW re-arms the next phase, off the waiters' path:
+// the completer's at block and thread scope, the next phase's first arrival's at device
+// and system scope (7.).
 //
 //   block and thread scope (with a tx-count):
 //   63   62 ........... 42   41    40 ........... 20   19 .......... 0
@@ -525,7 +526,8 @@ struct protocol {
 //    it back to 0 gives it back. So A carries exactly when every arrival is in and T is 0
 //    (docs/mbarrier-semantics.md, P1: pending 0 and tx -16 is not complete), whichever
 //    operation gets there last. A phase ends with T = 0, so the next starts with T = 0.
-// 3. Phase 0 is armed by init. The completer arms the next phase: it adds 2^a - E with E
+// 3. Phase 0 is armed by init. At block and thread scope the completer arms the next
+//    phase (device and system scope: 7.): it adds 2^a - E with E
 //    from its own completing RMW's result, so a drop counted in the completed phase (its
 //    own included) lowers the count from the next phase on, and a drop counted in the next
 //    one (in the window below) only from the one after, as cuda::barrier says. Arrivals
@@ -554,6 +556,21 @@ struct protocol {
 //    come after the arming (protocol 5.).
 // 6. Lane groups (protocol 6.): the group's arrivals are one fetch_add by its leader, the
 //    result is broadcast, and the whole group decides alike; its leader arms.
+// 7. Device and system scope are armed by each phase's first arrival instead of its
+//    completer: a device-scope RMW takes a round trip to the device's memory, and the
+//    completer's arming held every phase back by one (the next phase cannot complete before
+//    the completer arrives in it), where the first arrival has to wait for everyone else
+//    anyway. After the carry the word is unarmed with A = 0 (1.); the arrival that finds
+//    A = 0 in its own RMW's result is the phase's first, and adds 2^a - E with E from that
+//    same result: no arrival of the phase preceded it, so no drop of this phase has lowered
+//    E yet, and drops counted in the completed phase have (3.'s rule). Armed, A >= 2^a - E
+//    > 0, so the test fires once per phase and never in an armed one. Arrivals that land
+//    between the first one's RMW and its arming count on; if they make up the phase, the
+//    arming RMW carries and its thread is the completer. Without a tx-count nothing else
+//    needs an armed phase. The completer then arms nothing (its RMW's acquire is the one
+//    arrive_and_wait relies on: there every RMW of the wide layouts is acq_rel, the arming
+//    too; arrive()'s arming publishes nothing and is relaxed). Everyone dropped out (E = 0):
+//    nothing is armed.
 // Checked builds keep the claimed layouts, whose state tells the checks how many arrivals
 // are pending at any time.
 // ---------------------------------------------------------------------------------------
@@ -562,6 +579,7 @@ struct direct_protocol {
   using claimed = protocol<P, Scope>;
   static constexpr mem_scope ms = scope_of(Scope);
   static constexpr bool has_tx = claimed::block_like;
+  static constexpr bool first_arrival_arms = !has_tx;  // 7. above
   static constexpr unsigned a_shift = has_tx ? 42 : 31;
   static constexpr unsigned a_bits = 63 - a_shift;  // A carries into R, bit 63
   static constexpr unsigned e_bits = has_tx ? 20 : 31;
@@ -639,11 +657,25 @@ struct direct_protocol {
     uint64_t old;
     bool completed;
   };
-  template <bool may_empty, class G>
+  // `waits`: the caller returns without polling when the group completed the phase
+  // (arrive_and_wait), so where the first arrival arms, its RMWs are its acquire (7.).
+  template <bool may_empty, bool waits = false, class G>
   static XB_INLINE counted arrive_as(G lanes, uint64_t* w, ptrdiff_t update, bool drop) {
     const uint64_t n = lanes.size();
     const uint64_t delta = ((uint64_t(update) << a_shift) - (drop ? 1 : 0)) * n;
     lanes.gather();
+    if (first_arrival_arms) {
+      const mem_order order = waits ? mem_order::acq_rel : mem_order::release;
+      const uint64_t old = claimed::leader_add(lanes, w, delta, order);
+      bool completed = carries(old, delta);
+      if (XB_UNLIKELY(arrivals_of(old) == 0 && expected_of(old) != 0)) {  // the phase's first arrival
+        const uint64_t arm = arming(expected_of(old));
+        const uint64_t found = claimed::leader_add(lanes, w, arm, waits ? mem_order::acq_rel : mem_order::relaxed);
+        completed = carries(found, arm);
+      }
+      if (XB_UNLIKELY(completed)) P::notify(w);  // wake parked waiters (the host backend parks idle workers)
+      return {old, completed};
+    }
     const uint64_t old = claimed::leader_add(lanes, w, delta, mem_order::release);
     const bool completed = carries(old, delta);
     if (XB_UNLIKELY(completed)) arm<may_empty>(lanes, w, old + delta);
@@ -672,7 +704,7 @@ struct direct_protocol {
   }
   template <class G>
   static XB_INLINE void arrive_and_wait_as(G lanes, uint64_t* w) {
-    const counted c = arrive_as<false>(lanes, w, 1, false);
+    const counted c = arrive_as<false, true>(lanes, w, 1, false);
     if (XB_LIKELY(!c.completed)) {
       claimed::wait_r(lanes, w, c.old, XB_OP_WAIT);
       return;

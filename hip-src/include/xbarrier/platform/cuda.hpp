@@ -133,10 +133,13 @@ struct cuda_platform {
   template <mem_scope S>
   static XB_INLINE void after_poll() {}
 
-  // Arrivals go by lane group (struct warp below: __activemask, __match_all_sync, one
-  // leader's fetch_add). One CAS per whole warp was 2-4.5x slower on the H200, and CCCL's
-  // sm_70 scheme (__match_any_sync over __activemask(), lanes of differing barriers grouped
-  // apart) deadlocked there with 29 lanes never arriving: the groups here are all-or-none
+  // Arrivals go lane by lane unless XB_GROUP_LANES (config.hpp): each lane's fetch_add on a
+  // word the warp shares is combined by ptxas into one atomic per warp, with each lane's
+  // result rebuilt from it, and no meeting of the lanes. Grouped (struct warp below:
+  // __activemask, __match_all_sync, one leader's fetch_add) a round trip cost ~370 cycles a
+  // phase more on sm_90. One CAS per whole warp was 2-4.5x slower still, and CCCL's sm_70
+  // scheme (__match_any_sync over __activemask(), lanes of differing barriers grouped apart)
+  // deadlocked with 29 lanes never arriving: the groups here are all-or-none
   // (__match_all_sync), every lane of one reaches its collectives, and lanes that disagree
   // arrive alone.
 
@@ -210,9 +213,9 @@ struct cuda_platform {
   }
   static XB_INLINE void notify(uint64_t*) {}
 
-  // Lane groups (lane_group.hpp): the lanes of this warp that reached the call together
-  // (__activemask), when they all pass the same barrier and update (__match_all_sync); else
-  // each lane alone. Every lane of the mask reaches the group's shuffles and __syncwarp,
+  // Lane groups (lane_group.hpp; XB_GROUP_LANES builds): the lanes of this warp that
+  // reached the call together (__activemask), when they all pass the same barrier and update
+  // (__match_all_sync); else each lane alone. Every lane of the mask reaches the group's shuffles and __syncwarp,
   // because nothing between the call and the broadcast of the completion step's outcome
   // waits (protocol.hpp 5.). After that broadcast the lanes leave the step together: without
   // such a meeting point the round trip on the H200 was 1.7x slower at 128 threads (the
@@ -254,7 +257,11 @@ struct cuda_platform {
       return reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(w) + (below & lanes));
     }
   };
+#if XB_GROUP_LANES
   static XB_INLINE warp lanes_here() { return warp{__activemask()}; }
+#else
+  static XB_INLINE single_lane lanes_here() { return single_lane(); }
+#endif
 
   static XB_INLINE bool is_shared(const void* p) { return __isShared(p); }
   // The same, never folded by the compiler: nvcc 13.0 folded __isShared to false at one
