@@ -33,8 +33,8 @@ run backend-cuda-gpu "$BIN/backend-cuda-gpu" --include-ignored --test-threads 1
 [ -x "$BIN/host-handoff" ] && run host-handoff "$BIN/host-handoff" --include-ignored
 run conformance-checked "$BIN/conformance-checked" --test-threads 1
 run misuse-checked "$BIN/misuse-checked" --test-threads 1 "[cuda]"
-# "[cuda" selects both variants: "[cuda]" (native) and "[cuda-emulated]".
-LIMIT=90 run conformance-release "$BIN/conformance-release" --test-threads 1 "[cuda"
+# "[cuda" selects every variant: "[cuda]" (native), "[cuda-emulated]" and "[cuda-grouped]".
+LIMIT=150 run conformance-release "$BIN/conformance-release" --test-threads 1 "[cuda"
 # Known-wrong completion engines (tools/build-mutants.sh): the completion cases must fail.
 for mutant in "$BIN"/mutant-*; do
   [ -x "$mutant" ] || continue
@@ -45,7 +45,7 @@ done
 # by device-build.sh where nvcc is found; PROBES=0 skips them).
 [ -x "$BIN/xbar" ] && [ "${BENCH:-1}" != 0 ] && LIMIT=120 run bench "$BIN/xbar" bench --out "$RESULTS/bench.md" --json "$RESULTS/bench.json" --plot "$RESULTS/bench.svg"
 if [ "${PROBES:-1}" != 0 ]; then
-  for probe in bulk_copy_ceiling round_trip_forms emulated_forms; do
+  for probe in bulk_copy_ceiling round_trip_forms emulated_forms host_device_phases system_memory; do
     [ -x "$BIN/$probe" ] && LIMIT=120 run "probe-$probe" "$BIN/$probe"
   done
 fi

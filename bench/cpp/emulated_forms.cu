@@ -26,6 +26,18 @@
 //                 (the grouped variant, AMD's code path): what the lane groups cost or save
 //   claimed grouped
 //                 the claimed layout's, with lane groups
+//   flag lanes    a skeleton of a claimed layout that publishes on a second word: lane by
+//                 lane, the completer runs the step, release-stores the parity on a flag the
+//                 waiters poll, then takes the count back with an RMW off their path
+//   claimed flag  the claimed layout's arrival (lane by lane) with a completion step that
+//                 publishes the phase on a second word, which waiters poll instead of the
+//                 barrier word; the publish RMW follows off their path
+//   claimed fn    the claimed layout's arrive_and_wait with a completion step that counts
+//   claimed meet  claimed fn with the lanes that called together meeting (__syncwarp) after
+//                 the arrival and any completion step, before any of them polls
+//   xb meet       xb (the direct layout) lane by lane, meeting the same way
+//   claimed flag b/o
+//                 claimed flag, polling the flag with the protocol's back-off
 // Build and run from the repository root:
 //   nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -I hip-src/include \
 //        -o /tmp/emulated_forms bench/cpp/emulated_forms.cu
@@ -50,6 +62,18 @@ using block_ref = cuda::atomic_ref<T, cuda::thread_scope_block>;
 struct count_steps {
   unsigned* steps;
   __device__ void operator()() noexcept { ++*steps; }
+};
+
+// The step of the "claimed flag" form: counts, then publishes the phase on a flag that
+// waiters poll, before the protocol's publish RMW.
+struct flag_step {
+  unsigned* steps;
+  unsigned* flag;
+  __device__ void operator()() noexcept {
+    ++*steps;
+    cuda::atomic_ref<unsigned, cuda::thread_scope_block> f(*flag);
+    f.store(f.load(cuda::std::memory_order_relaxed) ^ 1u, cuda::std::memory_order_release);
+  }
 };
 
 using claimed = xb::detail::protocol<xb::detail::platform, xb::thread_scope_block>;
@@ -84,11 +108,14 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
     init(&cbar, blockDim.x, count_steps{&steps});
     if (form == 1) claimed::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
     if (form == 10) direct::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
-    if (form == 11) claimed::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
+    if (form == 11 || form == 13 || form == 14 || form == 15 || form == 17) claimed::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
+    if (form == 16) direct::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
   }
   __syncthreads();
   u64 start = 0, target = 0;
   xb::empty_completion none;
+  count_steps counted{&steps};
+  flag_step flagged{&steps, &flag};
 #pragma unroll 1
   for (unsigned r = 0; r < rounds; ++r) {
     probe::start_after_warm_up(r, rounds, start);
@@ -165,6 +192,62 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
         while (block_ref<unsigned>(flag).load(cuda::std::memory_order_acquire) == parity) {}
       }
       __syncwarp(lanes);
+    } else if constexpr (form == 13 || form == 17) {
+      // The arrival as the protocol makes it (an early one waits for the publish inside);
+      // then the flag, not the word, is polled for the phase's end.
+      const bool parity = claimed::arrive(reinterpret_cast<uint64_t*>(&word), 1, flagged, false);
+      if (form == 13) {
+        while (block_ref<unsigned>(flag).load(cuda::std::memory_order_acquire) == unsigned(parity)) {}
+      } else {
+        uint32_t iteration = 0;
+        while (block_ref<unsigned>(flag).load(cuda::std::memory_order_acquire) == unsigned(parity))
+          xb::detail::platform::wait_backoff(iteration);
+      }
+    } else if constexpr (form == 14) {
+      claimed::arrive_and_wait(reinterpret_cast<uint64_t*>(&word), counted);
+    } else if constexpr (form == 15) {
+      // claimed fn, lane by lane, with the lanes that called together meeting (__syncwarp)
+      // after the arrival and any completion step, before anyone polls.
+      uint64_t* w = reinterpret_cast<uint64_t*>(&word);
+      const unsigned lanes = __activemask();
+      const xb::detail::single_lane one;
+      const uint64_t delta = uint64_t(1) << claimed::L::a_shift;
+      const uint64_t old = claimed::group_add(one, w, delta);
+      const bool collecting = claimed::still_collecting(old, delta);
+      typename claimed::settled st{false, false};
+      if (!collecting) st = claimed::settle(one, w, old, old + delta, 1, 0, counted);
+      __syncwarp(lanes);
+      if (collecting) {
+        claimed::wait_r(one, w, old, XB_OP_WAIT);
+      } else if (!st.completed) {
+        uint64_t rr = old;
+        if (st.early) {
+          claimed::wait_claim_published(one, w, old & claimed::W::r_bit, XB_OP_ARRIVE);
+          rr = ~old;
+        }
+        claimed::wait_r(one, w, rr, XB_OP_WAIT);
+      }
+    } else if constexpr (form == 16) {
+      // xb (the direct layout), lane by lane, meeting after the arrival and any arming.
+      uint64_t* w = reinterpret_cast<uint64_t*>(&word);
+      const unsigned lanes = __activemask();
+      const auto c = direct::arrive_as<false, true>(xb::detail::single_lane(), w, 1, false);
+      __syncwarp(lanes);
+      if (!c.completed) claimed::wait_r(xb::detail::single_lane(), w, c.old, XB_OP_WAIT);
+    } else if constexpr (form == 12) {
+      // Lane by lane; the completer runs the step, publishes on the flag, then takes the
+      // count back with an RMW that arrivals of the next phase may precede (they count on:
+      // a phase fills at E or, counted early, at 2E).
+      const unsigned parity = r & 1;
+      const u64 old = block_ref<u64>(word).fetch_add(u64(1) << count_shift, cuda::std::memory_order_acq_rel);
+      const u64 count = ((old >> count_shift) & ((u64(1) << 22) - 1)) + 1;
+      if (count == expected || count == 2 * expected) {
+        ++steps;
+        block_ref<unsigned>(flag).store(parity ^ 1, cuda::std::memory_order_release);
+        block_ref<u64>(word).fetch_add(u64(0) - (expected << count_shift), cuda::std::memory_order_relaxed);
+      } else {
+        while (block_ref<unsigned>(flag).load(cuda::std::memory_order_acquire) == parity) {}
+      }
     } else if constexpr (form == 7) {
       unsigned* high = reinterpret_cast<unsigned*>(&word) + 1;
       const unsigned lanes = __activemask();
@@ -190,7 +273,8 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
   // Sanity: the skeletons' parity must have flipped once per round.
   if (threadIdx.x == 0 && (form == 4 || form == 5 || form == 8 || form == 9) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && (form == 7 || form == 10) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
-  if (threadIdx.x == 0 && form == 2 && steps != rounds) atomicAdd(wrong, 1u);
+  if (threadIdx.x == 0 && (form == 2 || (form >= 12 && form <= 15) || form == 17) && steps != rounds) atomicAdd(wrong, 1u);
+  if (threadIdx.x == 0 && form == 16 && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
 }
 
 template <int form>
@@ -213,10 +297,10 @@ int main() {
   cudaMemset(wrong, 0, 4);
   const char* names[] = {"xb",      "claimed",      "cccl fn",      "counter",
                          "two-rmw", "two-rmw lanes", "two-rmw flag", "two-rmw 32",
-                         "two-rmw wait", "two-rmw match", "xb grouped", "claimed grouped"};
+                         "two-rmw wait", "two-rmw match", "xb grouped", "claimed grouped", "flag lanes", "claimed flag", "claimed fn", "claimed meet", "xb meet", "claimed flag b/o"};
   std::printf("%-16s %10s %10s %10s   (cycles per round trip, mean of %d blocks, best of 5)\n", "form", "128", "256",
               "1024", sms);
-  for (int form = 0; form < 12; ++form) {
+  for (int form = 0; form < 18; ++form) {
     std::printf("%-16s", names[form]);
     for (unsigned threads : {128u, 256u, 1024u}) {
       const auto run = [&] {
@@ -232,7 +316,13 @@ int main() {
           case 8: launch<8>(sms, threads, rounds, cycles, wrong); break;
           case 9: launch<9>(sms, threads, rounds, cycles, wrong); break;
           case 10: launch<10>(sms, threads, rounds, cycles, wrong); break;
-          default: launch<11>(sms, threads, rounds, cycles, wrong); break;
+          case 11: launch<11>(sms, threads, rounds, cycles, wrong); break;
+          case 12: launch<12>(sms, threads, rounds, cycles, wrong); break;
+          case 13: launch<13>(sms, threads, rounds, cycles, wrong); break;
+          case 14: launch<14>(sms, threads, rounds, cycles, wrong); break;
+          case 15: launch<15>(sms, threads, rounds, cycles, wrong); break;
+          case 16: launch<16>(sms, threads, rounds, cycles, wrong); break;
+          default: launch<17>(sms, threads, rounds, cycles, wrong); break;
         }
       };
       if (!probe::print_best_of_five(run, cycles, sms, rounds)) return 1;
