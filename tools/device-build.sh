@@ -41,7 +41,7 @@ cargo build --tests -p xbarrier-example-user-kernel --no-default-features --feat
 cp "$(newest debug host_handoff)" "$BIN/host-handoff"
 # The probes behind docs/performance.md (standalone CUDA programs).
 if command -v nvcc > /dev/null; then
-  for probe in bulk_copy_ceiling round_trip_forms emulated_forms host_device_phases system_memory; do
+  for probe in bulk_copy_ceiling round_trip_forms emulated_forms grid_forms host_device_phases system_memory; do
     nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -I hip-src/include -o "$BIN/$probe" "bench/cpp/$probe.cu"
   done
 else

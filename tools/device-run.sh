@@ -45,7 +45,7 @@ done
 # by device-build.sh where nvcc is found; PROBES=0 skips them).
 [ -x "$BIN/xbar" ] && [ "${BENCH:-1}" != 0 ] && LIMIT=120 run bench "$BIN/xbar" bench --out "$RESULTS/bench.md" --json "$RESULTS/bench.json" --plot "$RESULTS/bench.svg"
 if [ "${PROBES:-1}" != 0 ]; then
-  for probe in bulk_copy_ceiling round_trip_forms emulated_forms host_device_phases system_memory; do
+  for probe in bulk_copy_ceiling round_trip_forms emulated_forms grid_forms host_device_phases system_memory; do
     [ -x "$BIN/$probe" ] && LIMIT=120 run "probe-$probe" "$BIN/$probe"
   done
 fi
