@@ -675,8 +675,11 @@ impl Backend for Hip {
         let mut ptr: *mut c_void = std::ptr::null_mut();
         let (call, pinned_host, code) =
             match (native_atomics, concurrent_managed, api.hipHostMalloc, api.hipMallocManaged) {
-                // hipHostFree must exist to free it again.
-                (true, _, Some(host_malloc), _) if api.hipHostFree.is_some() => {
+                // hipHostFree must exist to free it again, hipHostGetDevicePointer to check
+                // that kernels see it at the host's address.
+                (true, _, Some(host_malloc), _)
+                    if api.hipHostFree.is_some() && api.hipHostGetDevicePointer.is_some() =>
+                {
                     // SAFETY: `ptr` is a valid out-pointer.
                     let code = unsafe { host_malloc(&mut ptr, size, sys::HIP_HOST_MALLOC_MAPPED_COHERENT) };
                     ("hipHostMalloc", true, code)
@@ -697,9 +700,11 @@ impl Backend for Hip {
                             device.ordinal,
                             if api.hipHostMalloc.is_none()
                                 || api.hipHostFree.is_none()
+                                || api.hipHostGetDevicePointer.is_none()
                                 || api.hipMallocManaged.is_none()
                             {
-                                ", or this HIP runtime lacks hipHostMalloc, hipHostFree or hipMallocManaged"
+                                ", or this HIP runtime lacks hipHostMalloc, hipHostFree, \
+                                 hipHostGetDevicePointer or hipMallocManaged"
                             } else {
                                 ""
                             }
@@ -713,6 +718,28 @@ impl Backend for Hip {
             code => return Err(driver_error(api, call, code)),
         }
         let memory = HipMemory { api, ordinal: device.ordinal, ptr, bytes: size, pinned_host };
+        if pinned_host {
+            // Kernels get the host's pointer (SystemBuffer hands one address to both sides):
+            // the device must map the memory at the same address (unified addressing).
+            let mut device_ptr: *mut c_void = std::ptr::null_mut();
+            if let Some(get) = api.hipHostGetDevicePointer {
+                // SAFETY: `ptr` was just allocated by hipHostMalloc, mapped; `device_ptr` is a
+                // valid out-pointer.
+                check(api, "hipHostGetDevicePointer", unsafe { get(&mut device_ptr, ptr, 0) })?;
+            }
+            if device_ptr != ptr {
+                // `memory` frees the allocation with hipHostFree as it drops.
+                return Err(Error::Unsupported {
+                    backend: BACKEND,
+                    what: "memory shared with host threads",
+                    reason: format!(
+                        "device {} maps pinned host memory at another address than the host's \
+                         (no unified addressing)",
+                        device.ordinal
+                    ),
+                });
+            }
+        }
         // SAFETY: `ptr` addresses `size` bytes just allocated, which the host can write.
         unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, size) };
         Ok(memory)

@@ -156,6 +156,7 @@ api! {
         // Memory shared with host threads (Backend::alloc_system); without them it is unsupported.
         hipHostMalloc(*mut *mut c_void, usize, c_uint) -> HipError;
         hipHostFree(*mut c_void) -> HipError;
+        hipHostGetDevicePointer(*mut *mut c_void, *mut c_void, c_uint) -> HipError;
         hipMallocManaged(*mut *mut c_void, usize, c_uint) -> HipError;
         hipRuntimeGetVersion(*mut c_int) -> HipError;
         hipDriverGetVersion(*mut c_int) -> HipError;

@@ -122,6 +122,16 @@ hipError_t hipHostFree(void* ptr) {
   free(ptr);
   return hipSuccess;
 }
+/* Where the device maps pinned memory: at the host's address, unless a test moves it
+ * (xbar_fake_hip_set_device_pointer_offset) to stand for a runtime without unified
+ * addressing. */
+static long device_pointer_offset = 0;
+void xbar_fake_hip_set_device_pointer_offset(long offset) { device_pointer_offset = offset; }
+hipError_t hipHostGetDevicePointer(void** dptr, void* hptr, unsigned flags) {
+  if (!dptr || !hptr || flags != 0) return hipErrorInvalidValue;
+  *dptr = (char*)hptr + device_pointer_offset;
+  return hipSuccess;
+}
 hipError_t hipMallocManaged(void** ptr, size_t size, unsigned flags) {
   return flags == 1 ? hipMalloc(ptr, size) : hipErrorInvalidValue;
 }

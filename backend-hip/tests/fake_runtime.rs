@@ -183,6 +183,25 @@ fn scenario() {
         live()
     };
     assert_eq!(pinned_live, 0, "pinned memory freed with hipHostFree");
+    // A runtime that maps pinned memory elsewhere for the device (no unified addressing):
+    // kernels could not use the host's pointer, so the allocation is refused and freed.
+    // SAFETY: functions of the fake runtime this process loaded.
+    let pinned_after_refusal = unsafe {
+        let lib = libloading::Library::new("libamdhip64.so").unwrap();
+        let offset: libloading::Symbol<unsafe extern "C" fn(std::ffi::c_long)> =
+            lib.get(b"xbar_fake_hip_set_device_pointer_offset").unwrap();
+        offset(4096);
+        let refused = Hip::alloc_system(&device, 64);
+        offset(0);
+        assert!(
+            matches!(&refused, Err(Error::Unsupported { reason, .. }) if reason.contains("no unified addressing")),
+            "{:?}",
+            refused.err()
+        );
+        let live: libloading::Symbol<unsafe extern "C" fn() -> i32> = lib.get(b"xbar_fake_hip_pinned_live").unwrap();
+        live()
+    };
+    assert_eq!(pinned_after_refusal, 0, "a refused allocation is freed");
 
     // Device-to-device copies on a stream: offsets, bounds.
     let copy_stream = Hip::create_stream(&device).unwrap();
