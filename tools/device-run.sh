@@ -64,7 +64,7 @@ fi
 # lets a token be dropped anyway.
 RACECHECK_SKIP=(--skip producer_consumer_ring_100k_stages --skip completion_ --skip arrive_and_drop)
 SYNCCHECK_SKIP=(--skip completion_ --skip arrive_and_drop)
-for pair in ${SANITIZERS-memcheck:cuda racecheck:cuda synccheck:cuda memcheck:cuda-emulated synccheck:cuda-emulated}; do
+for pair in ${SANITIZERS-memcheck:cuda racecheck:cuda synccheck:cuda memcheck:cuda-emulated synccheck:cuda-emulated memcheck:cuda-grouped synccheck:cuda-grouped}; do
   tool=${pair%%:*} target=${pair#*:}
   skip=()
   [ "$tool" = racecheck ] && skip=("${RACECHECK_SKIP[@]}")

@@ -50,7 +50,9 @@
  * Settings: XBAR_FAKE_CUDA_INIT ("no-device": cuInit fails with CUDA_ERROR_NO_DEVICE;
  * "error:N": with code N, one cudarc knows), XBAR_FAKE_CUDA_DEVICES (0 to 2, default 2: an
  * sm_90 with cooperative launch and an sm_80 without), XBAR_FAKE_CUDA_MEMORY_MIB (per
- * device, default 1024), XBAR_FAKE_CUDA_WATCHDOG_MS, XBAR_FAKE_CUDA_HOST_ATOMICS, and XBAR_FAKE_CUDA_LOG: a file that
+ * device, default 1024), XBAR_FAKE_CUDA_WATCHDOG_MS, XBAR_FAKE_CUDA_HOST_ATOMICS,
+ * XBAR_FAKE_CUDA_PINNED_OFFSET (bytes cuMemHostGetDevicePointer adds to the host address:
+ * a system without unified addressing), and XBAR_FAKE_CUDA_LOG: a file that
  * gets one line per notable call (cuInit, launches with their argument bytes,
  * cuFuncSetAttribute, the elapsed-time entry point used, errors of kernels) and, at exit
  * after a cuInit, what was never released. */
@@ -642,7 +644,7 @@ static CUresult mem_host_get_device_pointer(CUdeviceptr* out, void* p, unsigned 
   for (struct object* o = objects; o; o = o->next) {
     struct memory* m = (struct memory*)o;
     if (o->kind == MEMORY && o->live && m->pinned_host && m->base == p && out && flags == 0) {
-      *out = (uintptr_t)p;
+      *out = (uintptr_t)p + (uintptr_t)setting("XBAR_FAKE_CUDA_PINNED_OFFSET", 0);
       return CUDA_SUCCESS;
     }
   }

@@ -854,19 +854,35 @@ fn another_streams_work_waits_for_a_buffers_last_use() {
 
 /// Memory shared with host threads: pinned host memory where the link has native atomics,
 /// managed memory where the device shares it concurrently, Unsupported naming both
-/// properties where neither holds. Kernels see it at the host's address; the host reads and
-/// writes it while they run; and a failed launch that used it is seen without a synchronize.
+/// properties where neither holds, or where the device would map pinned memory at another
+/// address than the host's. Kernels see it at the host's address; the host reads and writes
+/// it while they run; and a failed launch that used it is seen without a synchronize.
 #[test]
 fn memory_shared_with_host_threads_follows_the_device_properties() {
     const NAME: &str = "memory_shared_with_host_threads_follows_the_device_properties";
     if !in_child() {
-        for settings in [[("XBAR_FAKE_CUDA_HOST_ATOMICS", "0")], [("XBAR_FAKE_CUDA_HOST_ATOMICS", "1")]] {
-            run_child(NAME, &FULL, &settings);
+        let settings: [&[(&str, &str)]; 3] = [
+            &[("XBAR_FAKE_CUDA_HOST_ATOMICS", "0")],
+            &[("XBAR_FAKE_CUDA_HOST_ATOMICS", "1")],
+            &[("XBAR_FAKE_CUDA_HOST_ATOMICS", "1"), ("XBAR_FAKE_CUDA_PINNED_OFFSET", "4096")],
+        ];
+        for settings in settings {
+            run_child(NAME, &FULL, settings);
         }
         return;
     }
     let host_atomics = std::env::var("XBAR_FAKE_CUDA_HOST_ATOMICS").as_deref() == Ok("1");
     let device = open(0);
+    if std::env::var("XBAR_FAKE_CUDA_PINNED_OFFSET").is_ok() {
+        // Kernels could not use the host's pointer: refused (and freed: the child's exit
+        // line counts live allocations).
+        match device.alloc_system::<u32>(4) {
+            Err(Error::Unsupported { reason, .. }) => assert!(reason.contains("no unified addressing"), "{reason}"),
+            Err(e) => panic!("expected Unsupported, got {e}"),
+            Ok(_) => panic!("pinned memory at another device address was accepted"),
+        }
+        return;
+    }
     let shared = device.alloc_system::<f32>(64).expect("alloc_system");
     let call = if host_atomics { "cuMemHostAlloc" } else { "cuMemAllocManaged" };
     assert_eq!(logged_exactly(&format!("{call} device 0 bytes 256")), 1, "{}", log());
