@@ -54,7 +54,8 @@
  * XBAR_FAKE_CUDA_PINNED_OFFSET (bytes cuMemHostGetDevicePointer adds to the host address:
  * a system without unified addressing), and XBAR_FAKE_CUDA_LOG: a file that
  * gets one line per notable call (cuInit, launches with their argument bytes,
- * cuFuncSetAttribute, the elapsed-time entry point used, errors of kernels) and, at exit
+ * cuFuncSetAttribute, the elapsed-time entry point used, errors of kernels, stream
+ * destructions) and, at exit
  * after a cuInit, what was never released. */
 #include <pthread.h>
 #include <stdarg.h>
@@ -857,6 +858,7 @@ static CUresult stream_destroy(struct stream* stream) {
   CUresult r = wait_stream(s, NEVER); /* queued work still completes */
   discard(s);
   s->o.live = 0;
+  note("cuStreamDestroy");
   return r;
 }
 CUresult cuStreamDestroy_v2(struct stream* stream) { API(stream_destroy(stream)); }

@@ -896,6 +896,20 @@ fn memory_shared_with_host_threads_follows_the_device_properties() {
     assert_eq!((shared.load(5).expect("load"), shared.load(63).expect("load")), (3.5, 1.5), "the kernel's writes");
     assert_eq!(shared.failed_use(), None);
 
+    // A stream whose work with the memory is done, without failure, is not kept alive by
+    // it: the next launch with the memory forgets that use, and dropping the stream
+    // destroys it while the memory lives on.
+    let other = device.stream().expect("stream");
+    // SAFETY: as above.
+    unsafe { Launch::start(&other, &add, &LaunchConfig::new(1, 64), &args) }.expect("launch").wait().expect("wait");
+    other.synchronize().expect("synchronize");
+    // SAFETY: as above.
+    unsafe { Launch::start(&stream, &add, &LaunchConfig::new(1, 64), &args) }.expect("launch").wait().expect("wait");
+    let destroyed = logged_exactly("cuStreamDestroy");
+    drop(other);
+    assert_eq!(logged_exactly("cuStreamDestroy"), destroyed + 1, "{}", log());
+    assert_eq!(shared.load(63).expect("load"), 4.5, "both launches added");
+
     match open(1).alloc_system::<u32>(4) {
         Err(Error::Unsupported { backend: BackendKind::Cuda, reason, .. }) => assert!(
             reason.contains("CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED")

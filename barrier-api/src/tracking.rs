@@ -8,7 +8,7 @@
 //! any stream, for the host) is waited for by synchronizing that stream. This holds however the borrows a typed launch takes end, `std::mem::forget` of its
 //! [`Launch`](crate::Launch) included.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::pending::{settle_launches, PendingLaunch};
@@ -31,6 +31,9 @@ pub(crate) struct StreamShared<B: Backend> {
     /// A report read while settling an idle stream for a waiting host thread
     /// ([`failure_of`](Self::failure_of)), which the next synchronize returns.
     deferred: Mutex<Option<crate::Error>>,
+    /// Settles in progress: launches taken out of `pending` whose reports are not recorded
+    /// yet. While one runs, finished work may still turn out failed.
+    settling: AtomicUsize,
 }
 
 impl<B: Backend> StreamShared<B> {
@@ -43,6 +46,7 @@ impl<B: Backend> StreamShared<B> {
             finished: AtomicU64::new(0),
             failures: Mutex::new(Vec::new()),
             deferred: Mutex::new(None),
+            settling: AtomicUsize::new(0),
         }
     }
 
@@ -69,18 +73,37 @@ impl<B: Backend> StreamShared<B> {
     pub(crate) fn synchronize(&self) -> Result<()> {
         let from = self.finished.load(Ordering::Acquire);
         let target = self.issued.load(Ordering::Acquire);
-        let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
+        let pending = self.take_pending();
         let result = self
             .wait()
             .and_then(|()| settle_launches(&pending, |module| B::take_fault(&self.device, module), B::elapsed));
         if let Err(e) = &result {
             self.note_failure(from, target, e);
         }
+        self.settling.fetch_sub(1, Ordering::AcqRel);
         // A report an idle settle read first is the older one.
         match self.deferred.lock().unwrap_or_else(PoisonError::into_inner).take() {
             Some(earlier) => Err(earlier),
             None => result,
         }
+    }
+
+    /// The launches to settle, counted in `settling` until the caller has recorded what
+    /// they left.
+    fn take_pending(&self) -> Vec<PendingLaunch<B::Module, B::Event>> {
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        self.settling.fetch_add(1, Ordering::AcqRel);
+        std::mem::take(&mut *pending)
+    }
+
+    /// Whether work `ticket` has finished, its launches' reports are recorded, and none of
+    /// them failed: nothing about it is left to learn.
+    fn done_without_failure(&self, ticket: u64) -> bool {
+        let pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        self.is_finished(ticket)
+            && pending.is_empty()
+            && self.settling.load(Ordering::Acquire) == 0
+            && self.recorded_failure(ticket).is_none()
     }
 
     /// Records that the work after ticket `from` up to ticket `to` failed with `error`.
@@ -119,13 +142,14 @@ impl<B: Backend> StreamShared<B> {
             Ok(true) if self.issued.load(Ordering::Acquire) == target => {}
             Ok(true) => return None,
         }
+        let pending = self.take_pending();
         self.finished.fetch_max(target, Ordering::AcqRel);
-        let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
         if let Err(e) = settle_launches(&pending, |module| B::take_fault(&self.device, module), B::elapsed) {
             self.note_failure(from, target, &e);
             let mut deferred = self.deferred.lock().unwrap_or_else(PoisonError::into_inner);
             deferred.get_or_insert(e);
         }
+        self.settling.fetch_sub(1, Ordering::AcqRel);
         self.recorded_failure(ticket)
     }
 }
@@ -163,9 +187,13 @@ impl<B: Backend> InFlight<B> {
         Ok(())
     }
 
-    /// Records that the work `ticket` of `stream` uses the buffer.
+    /// Records that the work `ticket` of `stream` uses the buffer. Uses of other streams
+    /// that are done without failure are forgotten, so that memory used concurrently (which
+    /// no host access waits for) does not keep every stream that ever used it alive; a
+    /// failed use stays, for [`failure`](Self::failure).
     pub(crate) fn used_by(&self, stream: &Arc<StreamShared<B>>, ticket: u64) {
         let mut uses = self.uses.lock().unwrap_or_else(PoisonError::into_inner);
+        uses.retain(|(other, last)| Arc::ptr_eq(other, stream) || !other.done_without_failure(*last));
         match uses.iter_mut().find(|(other, _)| Arc::ptr_eq(other, stream)) {
             Some((_, last)) => *last = (*last).max(ticket),
             None => uses.push((stream.clone(), ticket)),
