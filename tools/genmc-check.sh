@@ -101,6 +101,7 @@ CHECKS=(
   "arrive_and_wait.direct|arrive_and_wait|-DGM_PROTO=gm::direct_block"
   "arrive_and_wait.direct.wave|arrive_and_wait|-DGM_PROTO=gm::direct_block -DGM_WAVE=2"
   "arrive_and_wait.direct.device|arrive_and_wait|-DGM_PROTO=gm::direct_device"
+  "arrive_and_wait.direct.device.wave|arrive_and_wait|-DGM_PROTO=gm::direct_device -DGM_WAVE=2"
   "tx_expect.direct|tx_expect|-DGM_PROTO=gm::direct_block"
   "try_wait.direct|try_wait|-DGM_PROTO=gm::direct_block"
   "stale_token|stale_token|"
@@ -268,6 +269,10 @@ sub('const int64_t held = (tx(old) == 0 && t != 0) ? 1 : (tx(old) != 0 && t == 0
   # flip instead of for the arming (the phase it waits for needs its own update)
   "direct-tx-waits-for-flip|include/xbarrier/protocol.hpp|direct_tx|
 sub('[r](uint64_t s) { return armed(s) || (s & r_bit) != r; }', '[r](uint64_t s) { return (s & r_bit) != r; }')"
+  # wide direct layout: arrive_and_wait's arrival is release only (a completer that returns
+  # without polling would not have acquired the phase's arrivals)
+  "direct-wide-arrival-release|include/xbarrier/protocol.hpp|direct arrive_and_wait.direct.device|
+sub('const mem_order order = waits ? mem_order::acq_rel : mem_order::release;', 'const mem_order order = mem_order::release;')"
   # wide direct layout: the first arrival arms with E after its own drop (a drop counted in
   # a phase would lower that phase's own count)
   "direct-first-arm-own-drop|include/xbarrier/protocol.hpp|direct|

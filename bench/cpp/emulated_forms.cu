@@ -236,8 +236,9 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
       if (!c.completed) claimed::wait_r(xb::detail::single_lane(), w, c.old, XB_OP_WAIT);
     } else if constexpr (form == 12) {
       // Lane by lane; the completer runs the step, publishes on the flag, then takes the
-      // count back with an RMW that arrivals of the next phase may precede (they count on:
-      // a phase fills at E or, counted early, at 2E).
+      // count back with an RMW that arrivals of the next phase may precede (they count on).
+      // A phase filling at 2E would need the completer's own next arrival before its
+      // take-back: it cannot happen here, the test only keeps the skeleton honest.
       const unsigned parity = r & 1;
       const u64 old = block_ref<u64>(word).fetch_add(u64(1) << count_shift, cuda::std::memory_order_acq_rel);
       const u64 count = ((old >> count_shift) & ((u64(1) << 22) - 1)) + 1;

@@ -17,7 +17,9 @@
 //                   0 adds what makes each phase's total 2^63, the others 1; one acq_rel
 //                   fetch_add each, acquire polls of the top bit
 //   completer red   the direct wide layout's skeleton with the completer arming the next
-//                   phase by an atomic whose result it does not wait for
+//                   phase by an atomic whose result it does not wait for (safe here only
+//                   because every block arrives in every phase: the completer's own next
+//                   arrival lands after its arming, so the arming never completes a phase)
 //   first arms      the skeleton of xb's scheme: the first arrival arms, waiting for both
 //                   results
 #include <cstdint>
@@ -84,6 +86,11 @@ __global__ void grid(unsigned iters, u64* word, xb::barrier<xb::thread_scope_dev
   }
 }
 
+// Each skeleton's phase bit must have flipped once per barrier.
+__global__ void check(const u64* word, unsigned iters, int form, unsigned* wrong) {
+  if (form >= 2 && ((*word >> 63) != (iters & 1))) *wrong += 1;
+}
+
 __global__ void init(u64* word, xb::barrier<xb::thread_scope_device>* bar, unsigned n, int form) {
   // Designated: the count starts at 0 (block 0's share makes each phase's total 2^63).
   // The wide-layout skeletons start armed, as the layout's init does.
@@ -105,8 +112,11 @@ int main() {
     return 2;
   }
   u64* word;
+  unsigned* wrong;
   xb::barrier<xb::thread_scope_device>* bar;
-  if (cudaMalloc(&word, 256) != cudaSuccess || cudaMalloc(&bar, 256) != cudaSuccess) return 2;
+  if (cudaMalloc(&word, 256) != cudaSuccess || cudaMalloc(&bar, 256) != cudaSuccess || cudaMalloc(&wrong, 4) != cudaSuccess)
+    return 2;
+  cudaMemset(wrong, 0, 4);
   const char* names[] = {"grid.sync", "xb", "designated", "completer red", "first arms"};
   unsigned iters = 20000;
   cudaEvent_t start, stop;
@@ -131,8 +141,12 @@ int main() {
       float ms = 0;
       cudaEventElapsedTime(&ms, start, stop);
       if (ms < best) best = ms;
+      check<<<1, 1>>>(word, iters, form, wrong);
     }
     std::printf("%-16s %10.1f\n", names[form], double(best) * 1e6 / iters);
   }
-  return failures == 0 ? 0 : 1;
+  unsigned w = 0;
+  cudaMemcpy(&w, wrong, 4, cudaMemcpyDeviceToHost);
+  std::printf("wrong phase counts: %u\n", w);
+  return failures == 0 && w == 0 ? 0 : 1;
 }

@@ -88,8 +88,8 @@ impl<B: Backend> Ctx<B> {
 }
 
 /// The variants of a bundle that the suites run on `B`: [`Variant::Default`], and on CUDA
-/// with unchecked device code also [`Variant::Emulated`], which the build helper always
-/// builds there. So a bundle that lacks one fails its cases instead of shrinking the suite.
+/// with unchecked device code also [`Variant::Emulated`] and [`Variant::Grouped`], which the
+/// build helper always builds there. So a bundle that lacks one fails its cases instead of shrinking the suite.
 pub fn variants<B: Backend>(bundle: &KernelBundle) -> Vec<Variant> {
     if B::KIND == BackendKind::Cuda && !bundle.checked() {
         Variant::ALL.to_vec()

@@ -1058,7 +1058,9 @@ void check_model(const Round& r, const Model& m, const WordState& final_word) {
              seen[size_t(k)], m.completions[size_t(k)]);
   }
   const WordState& w = final_word;
-  // The direct layouts end armed too: every phase's completer arms the next before it returns.
+  // The direct layouts decode alike armed or not: pending is E less the arrivals counted so
+  // far in a phase no first arrival has armed yet (device and system scope), and the block
+  // layout's completer arms the next phase before it returns.
   const bool same = w.parity == m.final_parity && w.expected == m.final_expected && w.pending == m.final_pending &&
                     w.tx == m.final_tx;
   if (!same)

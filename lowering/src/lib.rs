@@ -195,7 +195,7 @@ pub fn mnemonic(instruction: &str) -> &str {
 pub struct Lowering {
     /// The target compiled for.
     pub target: Target,
-    /// The image variant (default or emulated).
+    /// The image variant (default, emulated or grouped).
     pub variant: Variant,
     /// Whether the code is checked (checked builds run the protocol everywhere).
     pub checked: bool,

@@ -44,7 +44,8 @@
 #endif
 
 // The CUDA image variants (backend Variant): XB_EMULATED=1 compiles the portable protocol
-// instead of the mbarrier lowering, so AMD's exact protocol runs on NVIDIA hardware.
+// instead of the mbarrier lowering, so AMD's protocol runs on NVIDIA hardware (with
+// XB_GROUP_LANES=1 below, AMD's lane groups too).
 #ifndef XB_EMULATED
 #define XB_EMULATED 0
 #endif

@@ -544,7 +544,8 @@ struct protocol {
 // 5. Waiters poll R as in the claimed layouts. The carrying RMW continues the release
 //    sequences of every arrival and tx update of its phase (all are RMWs on the word), so a
 //    waiter that reads the flipped R synchronizes with all of them. No arrival reads what
-//    others published (there is no completion function), so arrivals are release RMWs. The
+//    others published (there is no completion function), so arrivals are release RMWs (at
+//    block and thread scope; 7. says what device and system scope do instead). The
 //    arming is acq_rel: it is the completer's acquire (arrive_and_wait's completer returns
 //    without polling; the arming reads the carry's value or a later one, which continues
 //    the release sequences of every arrival of the phase), so that the arrivals, the fast
@@ -630,8 +631,9 @@ struct direct_protocol {
     return ((old ^ (old + delta)) >> 63) != 0;
   }
 
-  // The completer arms the next phase (3.); `now` is the word after its completing RMW.
-  // Every lane of the group gets the arming's result; the leader makes it.
+  // The completer arms the next phase (3.; block and thread scope: device and system scope
+  // are armed by each phase's first arrival, 7.); `now` is the word after its completing
+  // RMW. Every lane of the group gets the arming's result; the leader makes it.
   template <bool may_empty, class G>
   static XB_INLINE void arm(G lanes, uint64_t* w, uint64_t now) {
     P::notify(w);  // wake parked waiters (the host backend parks idle workers)
@@ -664,7 +666,7 @@ struct direct_protocol {
     const uint64_t n = lanes.size();
     const uint64_t delta = ((uint64_t(update) << a_shift) - (drop ? 1 : 0)) * n;
     lanes.gather();
-    if (first_arrival_arms) {
+    if constexpr (first_arrival_arms) {
       const mem_order order = waits ? mem_order::acq_rel : mem_order::release;
       const uint64_t old = claimed::leader_add(lanes, w, delta, order);
       bool completed = carries(old, delta);
@@ -690,9 +692,10 @@ struct direct_protocol {
     return parity(c.old);
   }
 
-  // arrive() then wait(). The completer's arming (acq_rel, 5.) has acquired what every
-  // arrival and tx update of the phase released, so it returns without the poll that would
-  // re-read its own carry. The other lanes of its group acquire by one poll of their own
+  // arrive() then wait(). The completer's acquire has acquired what every arrival and tx
+  // update of the phase released: its arming (acq_rel, 5.) at block and thread scope, its
+  // carrying RMW (an arrival's or a first arrival's arming, acq_rel here, 7.) at device and
+  // system scope. So it returns without the poll that would re-read its own carry. The other lanes of its group acquire by one poll of their own
   // where the leader's acquire does not stand for theirs, whatever it reads: the broadcast
   // follows the leader's RMW, so the poll reads that RMW's value or a later one, and every
   // value from there on continues the release sequences of the phase's arrivals. The wait

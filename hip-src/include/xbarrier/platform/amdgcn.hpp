@@ -2,9 +2,10 @@
 // primitives on gfx9 (CDNA, wave64), gfx11 and gfx12 (RDNA, wave32), with clang builtins
 // only, so no ROCm headers or device libraries are needed.
 //
-// The amdgcn layer and the CUDA layer (platform/cuda.hpp, the "emulated" CUDA variant) differ
-// only in these primitives; the protocol itself (protocol.hpp) is one code for both, which is
-// how the H200 runs exactly the protocol AMD GPUs run.
+// The amdgcn layer and the CUDA layer (platform/cuda.hpp, the "emulated" and "grouped" CUDA
+// variants) differ only in these primitives; the protocol itself (protocol.hpp) is one code
+// for both, which is how the H200 runs the protocol AMD GPUs run (the grouped variant with
+// lane groups as AMD waves form them).
 //
 // - Scoped atomics: __hip_atomic_* with workgroup / agent / system scope. A block-scope word
 //   in LDS becomes ds_add_rtn_u64 / ds_cmpst_rtn_b64 (AMD has a native 64-bit LDS add).

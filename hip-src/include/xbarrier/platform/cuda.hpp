@@ -1,6 +1,7 @@
 // xbarrier/platform/cuda.hpp - the CUDA platform layer: the portable protocol's primitives
-// on NVIDIA GPUs. Running the protocol on it is the "emulated" variant: the exact protocol
-// AMD GPUs run, exercised by real GPU concurrency on sm_80/sm_90. The native sm_90 engines
+// on NVIDIA GPUs. Running the protocol on it is the "emulated" variant (each lane arriving
+// alone) and, with XB_GROUP_LANES, the "grouped" one: the protocol AMD GPUs run, with their
+// lane groups, exercised by real GPU concurrency on sm_80/sm_90. The native sm_90 engines
 // (engine_sm90_*.hpp) add the mbarrier instructions of cuda_mbarrier.hpp.
 //
 // Only the primitives are CUDA's: scoped atomics (libcu++ atomic_ref, which lowers to
