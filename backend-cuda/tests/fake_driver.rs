@@ -150,11 +150,13 @@ fn run_child(name: &str, build: &Build, settings: &[(&str, &str)]) -> String {
 }
 
 /// Asserts that the fake found every allocation, module, stream, event and context retain
-/// released when the child ended.
+/// released when the child ended (destroying a primary context releases what it held, so
+/// that it logs what was still live then).
 #[track_caller]
 fn assert_all_released(log: &str) {
     let last = log.lines().rfind(|l| l.starts_with("exit:"));
     assert_eq!(last, Some("exit: allocations 0 modules 0 streams 0 events 0 retains 0"), "{log}");
+    assert!(!log.lines().any(|l| l.contains("destroyed with")), "{log}");
 }
 
 /// The fake's log so far (in a child).
@@ -867,7 +869,7 @@ fn memory_shared_with_host_threads_follows_the_device_properties() {
             &[("XBAR_FAKE_CUDA_HOST_ATOMICS", "1"), ("XBAR_FAKE_CUDA_PINNED_OFFSET", "4096")],
         ];
         for settings in settings {
-            run_child(NAME, &FULL, settings);
+            assert_all_released(&run_child(NAME, &FULL, settings));
         }
         return;
     }
@@ -960,4 +962,40 @@ fn memory_shared_with_host_threads_follows_the_device_properties() {
         std::thread::sleep(Duration::from_millis(1));
     };
     assert!(failure.contains("cuStreamQuery") && failure.contains("ILLEGAL_ADDRESS"), "{failure}");
+}
+
+/// A use of memory shared with host threads whose kernel failed is not forgotten: not when a
+/// later launch on the same stream was waited for quietly (a dropped `Launch`, which moves
+/// the stream's finished work past the failed one before anyone settled it), and not when
+/// another stream uses the memory next.
+#[test]
+fn a_failed_use_of_shared_memory_stays_seen() {
+    const NAME: &str = "a_failed_use_of_shared_memory_stays_seen";
+    if !in_child() {
+        assert_all_released(&run_child(NAME, &FULL, &[("XBAR_FAKE_CUDA_HOST_ATOMICS", "1")]));
+        return;
+    }
+    let device = open(0);
+    let module = device.load(&bundle("fake", KERNELS)).expect("load");
+    let (fault, add) = (module.kernel("fault").expect("fault"), module.kernel("add").expect("add"));
+    let stream = device.stream().expect("stream");
+    let flag = device.alloc_system::<u32>(1).expect("alloc_system");
+    let other = device.alloc_system::<f32>(4).expect("alloc_system");
+    // SAFETY: fault(unsigned kind); the extra argument is never read.
+    unsafe { Launch::start(&stream, &fault, &LaunchConfig::new(1, 32), &[3u32.into(), LaunchArg::system(&flag)]) }
+        .expect("launch")
+        .detach();
+    let args = [LaunchArg::system(&other), 4u32.into(), 1.0f32.into()];
+    // SAFETY: add(float* data, u32 n, f32 f); the memory holds 4 floats.
+    drop(unsafe { Launch::start(&stream, &add, &LaunchConfig::new(1, 4), &args) }.expect("launch"));
+    // (Named after the module's last launch: one fault record per module.)
+    let failure = flag.failed_use().expect("the checked kernel's fault is seen after a quiet wait");
+    assert!(failure.contains("barrier fault in kernel"), "{failure}");
+    // Another stream's launch with the same memory keeps the failed use.
+    let next = device.stream().expect("stream");
+    let args = [LaunchArg::system(&flag), 1u32.into(), 1.0f32.into()];
+    // SAFETY: add(float* data, u32 n, f32 f); the memory holds one u32, read as one float.
+    unsafe { Launch::start(&next, &add, &LaunchConfig::new(1, 1), &args) }.expect("launch").wait().expect("wait");
+    assert!(flag.failed_use().is_some_and(|f| f.contains("barrier fault")), "{:?}", flag.failed_use());
+    assert!(matches!(stream.synchronize(), Err(Error::Fault(_))), "the stream still reports it");
 }

@@ -563,7 +563,8 @@ impl<B: Backend> Stream<B> {
             },
             _ => (None, None),
         };
-        let launch = PendingLaunch { kernel: kernel.name.clone(), module: kernel.module.clone(), timing };
+        let tickets = (ticket, ticket);
+        let launch = PendingLaunch { kernel: kernel.name.clone(), module: kernel.module.clone(), timing, tickets };
         note_launch(&mut shared.pending.lock().unwrap_or_else(PoisonError::into_inner), launch);
         Ok((ticket, late))
     }

@@ -17,14 +17,25 @@ pub(crate) struct PendingLaunch<M, E> {
     pub(crate) module: Arc<M>,
     /// Events around the launch and its time limit, when it had one.
     pub(crate) timing: Option<(E, E, Duration)>,
+    /// The stream tickets it answers for, first and last: its own, and those of the
+    /// launches it replaced ([`note_launch`]), whose faults its module's record holds too.
+    pub(crate) tickets: (u64, u64),
 }
 
 /// Remembers `launch` until the stream's next synchronize. Only the last untimed launch per
 /// module matters (it names that module's fault), so the list stays short however many
 /// launches precede a synchronize.
-pub(crate) fn note_launch<M, E>(pending: &mut Vec<PendingLaunch<M, E>>, launch: PendingLaunch<M, E>) {
+pub(crate) fn note_launch<M, E>(pending: &mut Vec<PendingLaunch<M, E>>, mut launch: PendingLaunch<M, E>) {
     if launch.timing.is_none() {
-        pending.retain(|p| p.timing.is_some() || !Arc::ptr_eq(&p.module, &launch.module));
+        let mut first = launch.tickets.0;
+        pending.retain(|p| {
+            let keep = p.timing.is_some() || !Arc::ptr_eq(&p.module, &launch.module);
+            if !keep {
+                first = first.min(p.tickets.0);
+            }
+            keep
+        });
+        launch.tickets.0 = first;
     }
     pending.push(launch);
 }
@@ -73,6 +84,7 @@ mod tests {
             kernel: kernel.into(),
             module: module.clone(),
             timing,
+            tickets: (1, 1),
         };
         let pending = [
             launch("k1", &a, Some((0u32, 5000u32, Duration::from_secs(1)))),
@@ -104,12 +116,19 @@ mod tests {
     fn keeps_timed_launches_and_the_last_untimed_per_module() {
         let (a, b) = (Arc::new(1u8), Arc::new(2u8));
         let mut pending = Vec::new();
-        for (kernel, module, timing) in
+        for (ticket, (kernel, module, timing)) in
             [("k1", &a, None), ("t1", &a, Some((0u32, 1u32, Duration::ZERO))), ("k2", &b, None), ("k3", &a, None)]
+                .into_iter()
+                .enumerate()
         {
-            note_launch(&mut pending, PendingLaunch { kernel: kernel.into(), module: module.clone(), timing });
+            let ticket = ticket as u64 + 1;
+            let tickets = (ticket, ticket);
+            note_launch(&mut pending, PendingLaunch { kernel: kernel.into(), module: module.clone(), timing, tickets });
         }
         let kernels: Vec<&str> = pending.iter().map(|p| &*p.kernel).collect();
         assert_eq!(kernels, ["t1", "k2", "k3"]);
+        // k3 answers for k1, which it replaced (the same module's record holds both).
+        let tickets: Vec<(u64, u64)> = pending.iter().map(|p| p.tickets).collect();
+        assert_eq!(tickets, [(2, 2), (3, 3), (1, 4)]);
     }
 }

@@ -66,9 +66,10 @@ struct phase_count {
   // the last store; an acquire one, so that no read of the barrier's memory is left without
   // an acquire after it before the completion function's data loads (the AMDGPU memory-model
   // tests check every path for that).
-  // Sanitizer builds (XB_SANITIZER) count with one acq_rel read-modify-write instead, which
-  // orders the same: compute-sanitizer's racecheck takes a release store and an acquire
-  // load (st/ld, not atom) for plain accesses and reported every count against the reads.
+  // Sanitizer builds (XB_SANITIZER, on whichever platform sets it) count with one acq_rel
+  // read-modify-write instead, which orders the same: compute-sanitizer's racecheck takes a
+  // release store and an acquire load (st/ld, not atom) for plain accesses and would report
+  // each count as racing with the reads.
   static XB_INLINE void count(uint64_t* c) {
     if (XB_SANITIZER) {
       (void)P::template fetch_add<ms>(c, 1, mem_order::acq_rel);
