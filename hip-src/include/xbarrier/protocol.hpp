@@ -695,11 +695,12 @@ struct direct_protocol {
   // arrive() then wait(). The completer's acquire has acquired what every arrival and tx
   // update of the phase released: its arming (acq_rel, 5.) at block and thread scope, its
   // carrying RMW (an arrival's or a first arrival's arming, acq_rel here, 7.) at device and
-  // system scope. So it returns without the poll that would re-read its own carry. The other lanes of its group acquire by one poll of their own
-  // where the leader's acquire does not stand for theirs, whatever it reads: the broadcast
-  // follows the leader's RMW, so the poll reads that RMW's value or a later one, and every
-  // value from there on continues the release sequences of the phase's arrivals. The wait
-  // comes after the arming, which arrive_as() makes before it returns (protocol 5.).
+  // system scope. So it returns without the poll that would re-read its own carry. The
+  // other lanes of its group acquire by one poll of their own where the leader's acquire
+  // does not stand for theirs, whatever it reads: the broadcast follows the leader's RMW,
+  // so the poll reads that RMW's value or a later one, and every value from there on
+  // continues the release sequences of the phase's arrivals. The wait comes after the
+  // arming, which arrive_as() makes before it returns (protocol 5.).
   static XB_DEVICE void arrive_and_wait(uint64_t* w) {
     const auto lanes = P::lanes_here();
     if (XB_LIKELY(lanes.agree(w, 1))) arrive_and_wait_as(lanes, w);
