@@ -21,8 +21,8 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use xbarrier_api::{
-    Backend, BackendKind, BarrierOp, Device, Error, FaultKind, FaultRecord, KernelArg, KernelBundle, Launch, LaunchArg,
-    LaunchConfig, Result, Variant,
+    Backend, BackendKind, BarrierOp, Device, DeviceCopy, Error, FaultKind, FaultRecord, KernelArg, KernelBundle,
+    Launch, LaunchArg, LaunchConfig, Result, SystemBuffer, Variant,
 };
 use xbarrier_backend_cuda::Cuda;
 
@@ -933,14 +933,7 @@ fn memory_shared_with_host_threads_follows_the_device_properties() {
         unsafe { Launch::start(&stream, &fault, &LaunchConfig::new(1, 32), &[3u32.into(), LaunchArg::system(&flag)]) }
             .expect("launch");
     launch.detach();
-    let started = Instant::now();
-    let failure = loop {
-        if let Some(failure) = flag.failed_use() {
-            break failure;
-        }
-        assert!(started.elapsed() < Duration::from_secs(5), "the checked kernel's fault went unseen");
-        std::thread::sleep(Duration::from_millis(1));
-    };
+    let failure = failure_within(&flag, "the checked kernel's fault");
     assert!(failure.contains("barrier fault in kernel `fault`"), "{failure}");
     assert!(matches!(stream.synchronize(), Err(Error::Fault(_))), "the fault is still the stream's to report");
     stream.synchronize().expect("reported once");
@@ -953,15 +946,22 @@ fn memory_shared_with_host_threads_follows_the_device_properties() {
     // SAFETY: add(float* data, u32 n, f32 f); n past the memory is the failure wanted.
     let launch = unsafe { Launch::start(&stream, &add, &LaunchConfig::new(1, 1024), &args) }.expect("launch");
     launch.detach();
-    let started = Instant::now();
-    let failure = loop {
-        if let Some(failure) = small.failed_use() {
-            break failure;
-        }
-        assert!(started.elapsed() < Duration::from_secs(5), "the failed launch went unseen");
-        std::thread::sleep(Duration::from_millis(1));
-    };
+    let failure = failure_within(&small, "the failed launch");
     assert!(failure.contains("cuStreamQuery") && failure.contains("ILLEGAL_ADDRESS"), "{failure}");
+}
+
+/// What `failed_use()` reports for `memory` once it reports anything, polled without
+/// synchronizing for up to 5 s (`what`: the failure expected, for the message).
+#[track_caller]
+fn failure_within<T: DeviceCopy>(memory: &SystemBuffer<Cuda, T>, what: &str) -> String {
+    let started = Instant::now();
+    loop {
+        if let Some(failure) = memory.failed_use() {
+            return failure;
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "{what} went unseen");
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// A use of memory shared with host threads whose kernel failed is not forgotten: not when a

@@ -73,14 +73,13 @@ impl<B: Backend> StreamShared<B> {
     pub(crate) fn synchronize(&self) -> Result<()> {
         let from = self.finished.load(Ordering::Acquire);
         let target = self.issued.load(Ordering::Acquire);
-        let taken = self.take_pending(None);
-        let (pending, first, last) = taken.unwrap_or_default();
+        let taken = self.take_pending(&mut self.pending.lock().unwrap_or_else(PoisonError::into_inner));
         let result = self
             .wait()
-            .and_then(|()| settle_launches(&pending, |module| B::take_fault(&self.device, module), B::elapsed));
+            .and_then(|()| settle_launches(&taken.launches, |module| B::take_fault(&self.device, module), B::elapsed));
         if let Err(e) = &result {
             // The launches' own tickets too: a quiet wait may have moved `finished` past them.
-            self.note_failure(from.min(first), target.max(last), e);
+            self.note_failure(from.min(taken.first), target.max(taken.last), e);
         }
         self.settling.fetch_sub(1, Ordering::AcqRel);
         // A report an idle settle read first is the older one.
@@ -90,21 +89,14 @@ impl<B: Backend> StreamShared<B> {
         }
     }
 
-    /// The launches to settle and the tickets they answer for, `(first, last]`; counted in
-    /// `settling` until the caller has recorded what they left. With `if_issued`, nothing is
-    /// taken (`None`) unless that is still the number of tickets issued: a launch enqueued
-    /// since may not have run yet.
-    #[allow(clippy::type_complexity)]
-    fn take_pending(&self, if_issued: Option<u64>) -> Option<(Vec<PendingLaunch<B::Module, B::Event>>, u64, u64)> {
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        if if_issued.is_some_and(|issued| issued != self.issued.load(Ordering::Acquire)) {
-            return None;
-        }
+    /// The launches to settle (`pending`, locked by the caller), counted in `settling` until
+    /// the caller has recorded what they left.
+    fn take_pending(&self, pending: &mut Vec<PendingLaunch<B::Module, B::Event>>) -> Taken<B> {
         self.settling.fetch_add(1, Ordering::AcqRel);
-        let taken = std::mem::take(&mut *pending);
-        let first = taken.iter().map(|p| p.tickets.0 - 1).min().unwrap_or(u64::MAX);
-        let last = taken.iter().map(|p| p.tickets.1).max().unwrap_or(0);
-        Some((taken, first, last))
+        let launches = std::mem::take(pending);
+        let first = launches.iter().map(|p| p.tickets.0 - 1).min().unwrap_or(u64::MAX);
+        let last = launches.iter().map(|p| p.tickets.1).max().unwrap_or(0);
+        Taken { launches, first, last }
     }
 
     /// Whether work `ticket` has finished, its launches' reports are recorded, and none of
@@ -153,18 +145,31 @@ impl<B: Backend> StreamShared<B> {
             Ok(true) if self.issued.load(Ordering::Acquire) == target => {}
             Ok(true) => return None,
         }
-        let Some((pending, first, last)) = self.take_pending(Some(target)) else {
-            return None; // launched meanwhile: look again later
+        let taken = {
+            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            // A launch enqueued since `target` was read may not have run yet: look again later.
+            if self.issued.load(Ordering::Acquire) != target {
+                return None;
+            }
+            self.take_pending(&mut pending)
         };
         self.finished.fetch_max(target, Ordering::AcqRel);
-        if let Err(e) = settle_launches(&pending, |module| B::take_fault(&self.device, module), B::elapsed) {
-            self.note_failure(from.min(first), target.max(last), &e);
+        if let Err(e) = settle_launches(&taken.launches, |module| B::take_fault(&self.device, module), B::elapsed) {
+            self.note_failure(from.min(taken.first), target.max(taken.last), &e);
             let mut deferred = self.deferred.lock().unwrap_or_else(PoisonError::into_inner);
             deferred.get_or_insert(e);
         }
         self.settling.fetch_sub(1, Ordering::AcqRel);
         self.recorded_failure(ticket)
     }
+}
+
+/// Launches taken out of a stream's `pending` to settle, and the tickets they answer for,
+/// `(first, last]` (`first` is `u64::MAX` and `last` 0 when there were none).
+struct Taken<B: Backend> {
+    launches: Vec<PendingLaunch<B::Module, B::Event>>,
+    first: u64,
+    last: u64,
 }
 
 /// A buffer's last use by each stream that used it. One entry per stream, so that two
