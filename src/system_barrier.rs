@@ -3,10 +3,14 @@
 //! The barrier lives in memory both sides reach ([`SystemBuffer`]); kernels take it as an
 //! `xb::barrier<xb::thread_scope_system>*`. Host threads run the same protocol source as the
 //! kernels, compiled for the host platform layer (hip-src/host/system_barrier.cpp, linked
-//! into this crate), on the same words: one protocol, two sides.
+//! into this crate): one protocol, two sides. In the shared form both sides' atomics update
+//! the same words; in the split form ([`SystemBarrier::split`]) each side counts on words of
+//! its own and the sides hand over their phase counts (hip-src/include/xbarrier/
+//! engine_system.hpp).
 #![allow(unsafe_code)] // calls into the host side of the protocol
 
 use std::ffi::c_void;
+use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
 use xbarrier_api::{Backend, BarrierFault, Device, Error, FaultRecord, LaunchArg, Result, SystemBuffer};
@@ -29,9 +33,18 @@ static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 /// take `&SystemBarrier<B>` for that parameter type) and uses it as any barrier; host threads
 /// [`arrive`](Self::arrive), [`wait`](Self::wait), [`arrive_and_wait`](Self::arrive_and_wait),
 /// [`try_wait_for`](Self::try_wait_for) and [`arrive_and_drop`](Self::arrive_and_drop) on it
-/// meanwhile. Its expected count is the host's participants plus the kernels' threads. What
-/// a side writes before its arrival (in a [`SystemBuffer`], or any memory the other side
-/// reads) is seen by the other side after a wait for that phase returns.
+/// meanwhile. What a side writes before its arrival (in a [`SystemBuffer`], or any memory
+/// the other side reads) is seen by the other side after a wait for that phase returns.
+///
+/// Two forms, the same to kernels and host threads:
+/// - [`new`](Self::new), shared: one expected count, the host's participants plus the
+///   kernels' threads, and any arrival counts toward it, as in CUDA. Both sides' atomics
+///   update the same words, which on a GPU without native host atomics (PCIe) move between
+///   host and device memory at every such atomic: hundreds of microseconds a phase.
+/// - [`split`](Self::split): the host's and the kernels' participants counted apart, each
+///   side with atomics on words of its own, handing over only its phase count: a few
+///   microseconds a phase on the same GPU. A phase completes when both sides' shares of it
+///   are in; an arrival counts on the side it is made from.
 ///
 /// No completion function: the function would run on whichever side completes a phase,
 /// host or device, so its code and its captures would need to be valid on both. The kernel's
@@ -65,11 +78,27 @@ static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 /// # Ok(()) }
 /// ```
 pub struct SystemBarrier<B: Backend> {
+    /// The kernels' object (the shared form's only one). Dropped first: it waits for the
+    /// launches that use it, which may use `split`'s memory too.
     memory: SystemBuffer<B, u64>,
+    /// The split form's host side.
+    split: Option<HostShare<B>>,
     checked: bool,
     max: u64,
     id: u64,
 }
+
+/// The split form's host side: the host threads' object, in memory only the host uses, and
+/// the two sides' published phase counts, in memory both reach.
+struct HostShare<B: Backend> {
+    /// Atomics, because the C++ side writes it through shared references.
+    object: Box<[AtomicU64]>,
+    /// The host's count at word 0, the kernels' at word [`KERNEL_SLOT`] (a cache line apart).
+    slots: SystemBuffer<B, u64>,
+}
+
+/// Where the kernels' published count lies among the split form's slots (in words).
+const KERNEL_SLOT: usize = 16;
 
 /// An arrival's token, for [`SystemBarrier::wait`] and [`SystemBarrier::try_wait_for`] on
 /// the barrier that returned it.
@@ -90,27 +119,11 @@ impl<B: Backend> SystemBarrier<B> {
     /// (it needs Linux on x86-64 or AArch64 and a C++17 compiler at build time);
     /// [`Error::InvalidArgument`] for `expected` outside `1..=max()`.
     pub fn new(device: &Device<B>, expected: u64) -> Result<SystemBarrier<B>> {
+        const CALL: &str = "SystemBarrier::new";
         let layout = shim::layout(B::KIND)?;
-        if expected == 0 || expected > layout.max {
-            return Err(Error::InvalidArgument {
-                call: "SystemBarrier::new",
-                reason: format!("expected count {expected} outside 1..={}", layout.max),
-            });
-        }
-        if layout.align > 256 || layout.bytes % 8 != 0 {
-            return Err(Error::Unsupported {
-                backend: B::KIND,
-                what: "SystemBarrier",
-                reason: format!(
-                    "a barrier of {} bytes aligned to {} does not fit its allocation",
-                    layout.bytes, layout.align
-                ),
-            });
-        }
-        let memory = device.alloc_system::<u64>((layout.bytes / 8) as usize)?;
-        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let barrier = SystemBarrier { memory, checked: layout.checked, max: layout.max, id };
-        barrier.call("SystemBarrier::new", |bar, fault, _, _| {
+        check_count(CALL, "expected count", expected, layout.max)?;
+        let barrier = SystemBarrier::allocate(device, &layout, None)?;
+        barrier.call(CALL, |bar, fault, _, _| {
             // SAFETY: `bar` addresses a zero-filled allocation of the barrier's size and
             // alignment that no kernel uses yet.
             unsafe { shim::xb_system_init(bar, expected as i64, fault) }
@@ -118,7 +131,86 @@ impl<B: Backend> SystemBarrier<B> {
         Ok(barrier)
     }
 
-    /// The largest expected count a barrier of system scope can hold (`barrier::max()`).
+    /// A barrier of system scope on `device` in its split form: `host` arrivals of host
+    /// threads and `kernel` arrivals of kernel threads per phase, each side counting its
+    /// own on words of its own (the host's in host memory, the kernels' in memory both sides
+    /// reach, from which only kernels update them), so that no atomic crosses the link. A
+    /// phase completes when both sides' shares of it are in. Kernels and host threads use it
+    /// as the shared form, with one difference: an arrival counts on the side it is made
+    /// from. Once a side's share of a phase is in, that side's next arrivals count toward
+    /// the next phase, even while the other side still owes arrivals of this one (with one
+    /// count, as in CUDA, they would count in this phase); one call with more arrivals than
+    /// its side's share still expects is an over-arrival (a fault in checked builds). A side
+    /// whose participants all leave with `arrive_and_drop` completes its share of every
+    /// later phase at once.
+    ///
+    /// ```
+    /// # fn main() -> xbarrier::Result<()> {
+    /// use xbarrier::{Device, Host, SystemBarrier};
+    /// let device = Device::<Host>::open(0)?;
+    /// // One host thread; a kernel of 64 threads takes `&barrier` and arrives 64 times.
+    /// let barrier = SystemBarrier::split(&device, 1, 64)?;
+    /// assert!(barrier.is_split());
+    /// let token = barrier.arrive(1)?;
+    /// assert!(!barrier.try_wait(&token)?, "the kernels' share is not in");
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Errors: as [`new`](Self::new), with `host` and `kernel` each in `1..=max()`.
+    pub fn split(device: &Device<B>, host: u64, kernel: u64) -> Result<SystemBarrier<B>> {
+        const CALL: &str = "SystemBarrier::split";
+        let layout = shim::layout(B::KIND)?;
+        check_count(CALL, "host count", host, layout.max)?;
+        check_count(CALL, "kernel count", kernel, layout.max)?;
+        if layout.align > 8 {
+            return Err(unfit(&layout));
+        }
+        let share = HostShare {
+            object: (0..layout.bytes / 8).map(|_| AtomicU64::new(0)).collect(),
+            slots: device.alloc_system::<u64>(2 * KERNEL_SLOT)?,
+        };
+        let barrier = SystemBarrier::allocate(device, &layout, Some(share))?;
+        let (kernels, slots) = match &barrier.split {
+            Some(share) => (barrier.memory.host_address(), share.slots.host_address()),
+            None => unreachable!("allocate keeps the host share"),
+        };
+        barrier.call(CALL, |bar, fault, _, _| {
+            // SAFETY: `bar` is the host's zero-filled object and `kernels` the kernels'
+            // zero-filled allocation, both of the barrier's size and alignment, which no
+            // kernel uses yet; `slots` holds 2 * KERNEL_SLOT zero-filled words.
+            unsafe {
+                let slots = slots as *mut u64;
+                shim::xb_system_split_init(
+                    bar,
+                    kernels as *mut c_void,
+                    host as i64,
+                    kernel as i64,
+                    slots,
+                    slots.add(KERNEL_SLOT),
+                    fault,
+                )
+            }
+        })?;
+        Ok(barrier)
+    }
+
+    /// The kernels' object in memory both sides reach, and `split`'s host side if any.
+    fn allocate(device: &Device<B>, layout: &shim::Layout, split: Option<HostShare<B>>) -> Result<SystemBarrier<B>> {
+        if layout.align > 256 || layout.bytes % 8 != 0 {
+            return Err(unfit(layout));
+        }
+        let memory = device.alloc_system::<u64>((layout.bytes / 8) as usize)?;
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(SystemBarrier { memory, split, checked: layout.checked, max: layout.max, id })
+    }
+
+    /// Whether it is the split form ([`split`](Self::split)).
+    pub fn is_split(&self) -> bool {
+        self.split.is_some()
+    }
+
+    /// The largest expected count a barrier of system scope can hold (`barrier::max()`; in
+    /// the split form, each side's).
     pub fn max(&self) -> u64 {
         self.max
     }
@@ -133,7 +225,8 @@ impl<B: Backend> SystemBarrier<B> {
     ///
     /// Errors: [`Error::InvalidArgument`] for an update outside `1..=max()`, in every build;
     /// [`Error::Fault`] in checked builds for more arrivals than the phase still expects
-    /// (undefined in CUDA), attributed to the host thread ([`BarrierFault::by_host_thread`]).
+    /// (undefined in CUDA; in the split form, than the host's share of it still expects),
+    /// attributed to the host thread ([`BarrierFault::by_host_thread`]).
     ///
     /// [`BarrierFault::by_host_thread`]: xbarrier_api::BarrierFault::by_host_thread
     pub fn arrive(&self, update: u64) -> Result<SystemToken> {
@@ -232,7 +325,11 @@ impl<B: Backend> SystemBarrier<B> {
         let mut fault = FaultBytes([0u8; FaultRecord::SIZE]);
         let mut inner = InnerWait { memory: &self.memory, backoff: Backoff::new(), cause: None };
         let context = (&mut inner as *mut InnerWait<'_, B>).cast::<c_void>();
-        match op(self.memory.host_address() as *mut c_void, &mut fault, give_up::<B>, context) {
+        let object = match &self.split {
+            Some(share) => share.object.as_ptr() as *mut c_void,
+            None => self.memory.host_address() as *mut c_void,
+        };
+        match op(object, &mut fault, give_up::<B>, context) {
             0 => Ok(()),
             1 => Err(BarrierFault::new(call, xbarrier_api::backend::decode_fault_record(&fault.0)).into()),
             _ => Err(Error::BarrierAbandoned {
@@ -240,6 +337,21 @@ impl<B: Backend> SystemBarrier<B> {
                 cause: inner.cause.unwrap_or_else(|| "a kernel that uses the barrier failed".into()),
             }),
         }
+    }
+}
+
+fn check_count(call: &'static str, what: &str, count: u64, max: u64) -> Result<()> {
+    if count == 0 || count > max {
+        return Err(Error::InvalidArgument { call, reason: format!("{what} {count} outside 1..={max}") });
+    }
+    Ok(())
+}
+
+fn unfit(layout: &shim::Layout) -> Error {
+    Error::Unsupported {
+        backend: layout.backend,
+        what: "SystemBarrier",
+        reason: format!("a barrier of {} bytes aligned to {} does not fit its allocation", layout.bytes, layout.align),
     }
 }
 
@@ -331,6 +443,7 @@ mod shim {
 
     /// What the C++ side says of the barrier.
     pub(super) struct Layout {
+        pub(super) backend: BackendKind,
         pub(super) bytes: u64,
         pub(super) align: u64,
         pub(super) max: u64,
@@ -341,6 +454,15 @@ mod shim {
     extern "C" {
         fn xb_system_layout(sizes: *mut u64);
         pub(super) fn xb_system_init(bar: *mut c_void, expected: i64, fault: *mut FaultBytes) -> i32;
+        pub(super) fn xb_system_split_init(
+            host: *mut c_void,
+            kernel: *mut c_void,
+            host_expected: i64,
+            kernel_expected: i64,
+            host_slot: *mut u64,
+            kernel_slot: *mut u64,
+            fault: *mut FaultBytes,
+        ) -> i32;
         pub(super) fn xb_system_arrive(
             bar: *mut c_void,
             update: i64,
@@ -364,7 +486,7 @@ mod shim {
     }
 
     #[cfg(xbarrier_system_shim)]
-    pub(super) fn layout(_backend: BackendKind) -> Result<Layout> {
+    pub(super) fn layout(backend: BackendKind) -> Result<Layout> {
         let mut sizes = [0u64; 5];
         // SAFETY: writes five words into `sizes`.
         unsafe { xb_system_layout(sizes.as_mut_ptr()) };
@@ -374,7 +496,7 @@ mod shim {
                 sizes[2]
             )));
         }
-        Ok(Layout { bytes: sizes[0], align: sizes[1], max: sizes[3], checked: sizes[4] != 0 })
+        Ok(Layout { backend, bytes: sizes[0], align: sizes[1], max: sizes[3], checked: sizes[4] != 0 })
     }
 
     #[cfg(not(xbarrier_system_shim))]
@@ -386,6 +508,18 @@ mod shim {
     #[cfg(not(xbarrier_system_shim))]
     pub(super) unsafe fn xb_system_init(_: *mut c_void, _: i64, _: *mut FaultBytes) -> i32 {
         unreachable!("SystemBarrier::new fails without the C++ side")
+    }
+    #[cfg(not(xbarrier_system_shim))]
+    pub(super) unsafe fn xb_system_split_init(
+        _: *mut c_void,
+        _: *mut c_void,
+        _: i64,
+        _: i64,
+        _: *mut u64,
+        _: *mut u64,
+        _: *mut FaultBytes,
+    ) -> i32 {
+        unreachable!("SystemBarrier::split fails without the C++ side")
     }
     #[cfg(not(xbarrier_system_shim))]
     pub(super) unsafe fn xb_system_arrive(

@@ -101,6 +101,25 @@ XB_EXPORT int xb_system_init(void* bar, int64_t expected, xb_fault_record* fault
   return as_host_thread(fault, nullptr, nullptr, [&] { init(static_cast<system_barrier*>(bar), ptrdiff_t(expected)); });
 }
 
+// The split form (engine_system.hpp): `host` is the host threads' barrier (memory only the
+// host uses), `kernel` the kernels' (memory both sides reach, which no kernel uses yet),
+// each zero-filled, of xb_system_layout's size; `host_slot` and `kernel_slot` are the
+// zero-filled words where the host's and the kernels' counts are published, in memory both
+// sides reach at the same address, each on a cache line of its own.
+XB_EXPORT int xb_system_split_init(void* host, void* kernel, int64_t host_expected, int64_t kernel_expected,
+                                   uint64_t* host_slot, uint64_t* kernel_slot, xb_fault_record* fault) {
+  return as_host_thread(fault, nullptr, nullptr, [&] {
+    using split = xb::detail::system_split;
+    using access = xb::detail::barrier_access;
+    auto* h = static_cast<system_barrier*>(host);
+    auto* k = static_cast<system_barrier*>(kernel);
+    init(h, ptrdiff_t(host_expected));  // the checks on the count, and the phase count's reset
+    init(k, ptrdiff_t(kernel_expected));
+    split::init_side(access::word(*h), ptrdiff_t(host_expected), host_slot, kernel_slot);
+    split::init_side(access::word(*k), ptrdiff_t(kernel_expected), kernel_slot, host_slot);
+  });
+}
+
 // Arrives with `update`; the token's bytes go to `out` (token_capacity bytes).
 XB_EXPORT int xb_system_arrive(void* bar, int64_t update, uint64_t* out, xb_fault_record* fault,
                                xb_system_give_up give_up, void* context) {

@@ -1,7 +1,8 @@
 //! Host threads and kernel threads on one barrier of system scope ([`SystemBarrier`]): phases
 //! with data both ways, `arrive_and_drop` from either side, a host timeout, and (misuse) a
-//! kernel that faults while host threads wait. Named `host_threads_*`, so that
-//! `xbar check --filter host_threads` selects them.
+//! kernel that faults while host threads wait. Each in both forms: the shared one
+//! (`host_threads_*`) and the split one (`host_threads_split_*`). Named `host_threads_*`, so
+//! that `xbar check --filter host_threads` selects them.
 
 use std::time::{Duration, Instant};
 
@@ -11,19 +12,49 @@ use super::{case, Case, Suite};
 use crate::harness::{check_report, reps, CaseResult, Ctx, Pass, LAUNCH_LIMIT};
 
 pub fn cases<B: Backend>() -> Vec<Case<B>> {
+    use Form::{Shared, Split};
+    let misuse = |name, run| Case { name, feature: "misuse", suite: Suite::Misuse, run };
     vec![
-        case("host_threads_exchange", "host threads", |c| exchange(c, 0)),
-        case("host_threads_host_drops", "host threads", |c| exchange(c, 1)),
-        case("host_threads_kernel_drops", "host threads", |c| exchange(c, 2)),
-        case("host_threads_try_wait_for_timeout", "host threads", timeout::<B>),
-        Case {
-            name: "host_threads_kernel_fault_ends_host_waits",
-            feature: "misuse",
-            suite: Suite::Misuse,
-            run: fault::<B>,
-        },
-        Case { name: "host_threads_host_over_arrival", feature: "misuse", suite: Suite::Misuse, run: host_misuse::<B> },
+        case("host_threads_exchange", "host threads", |c| exchange(c, Shared, Leaving::Nobody)),
+        case("host_threads_host_drops", "host threads", |c| exchange(c, Shared, Leaving::LastHostThread)),
+        case("host_threads_kernel_drops", "host threads", |c| exchange(c, Shared, Leaving::LastBlock)),
+        case("host_threads_host_side_leaves", "host threads", |c| exchange(c, Shared, Leaving::EveryHostThread)),
+        case("host_threads_try_wait_for_timeout", "host threads", |c| timeout(c, Shared)),
+        case("host_threads_split_exchange", "host threads", |c| exchange(c, Split, Leaving::Nobody)),
+        case("host_threads_split_host_drops", "host threads", |c| exchange(c, Split, Leaving::LastHostThread)),
+        case("host_threads_split_kernel_drops", "host threads", |c| exchange(c, Split, Leaving::LastBlock)),
+        case("host_threads_split_host_side_leaves", "host threads", |c| exchange(c, Split, Leaving::EveryHostThread)),
+        case("host_threads_split_try_wait_for_timeout", "host threads", |c| timeout(c, Split)),
+        misuse("host_threads_kernel_fault_ends_host_waits", |c| fault(c, Shared)),
+        misuse("host_threads_host_over_arrival", |c| host_misuse(c, Shared)),
+        misuse("host_threads_split_kernel_fault_ends_host_waits", |c| fault(c, Split)),
+        misuse("host_threads_split_host_over_arrival", |c| host_misuse(c, Split)),
     ]
+}
+
+/// The barrier's form: [`SystemBarrier::new`] or [`SystemBarrier::split`].
+#[derive(Clone, Copy, PartialEq)]
+enum Form {
+    Shared,
+    Split,
+}
+
+/// A barrier for `host` host threads and `kernel` kernel threads, in `form`.
+fn barrier<B: Backend>(ctx: &Ctx<B>, form: Form, host: u32, kernel: u32) -> Result<SystemBarrier<B>, String> {
+    let made = match form {
+        Form::Shared => SystemBarrier::new(&ctx.device, u64::from(host + kernel)),
+        Form::Split => SystemBarrier::split(&ctx.device, u64::from(host), u64::from(kernel)),
+    };
+    made.map_err(err)
+}
+
+/// Who leaves halfway with `arrive_and_drop` (the kernel's `drop_side`).
+#[derive(Clone, Copy, PartialEq)]
+enum Leaving {
+    Nobody = 0,
+    LastHostThread = 1,
+    LastBlock = 2,
+    EveryHostThread = 3,
 }
 
 const BLOCKS: u32 = 2;
@@ -39,13 +70,14 @@ fn err(e: Error) -> String {
     e.to_string()
 }
 
-/// `drop_side` 0: everyone stays; 1: the last host thread leaves halfway; 2: the last block does.
-fn exchange<B: Backend>(ctx: &Ctx<B>, drop_side: u32) -> CaseResult {
+/// Phases with data both ways; `leaving` leave halfway, and the others go on without them.
+fn exchange<B: Backend>(ctx: &Ctx<B>, form: Form, leaving: Leaving) -> CaseResult {
     let phases = reps(10_000, 100)?;
     let drop_at = phases / 2;
+    let drop_side = leaving as u32;
     let kernel_threads = BLOCKS * THREADS;
     let total = kernel_threads + HOST_THREADS;
-    let barrier = SystemBarrier::new(&ctx.device, u64::from(total)).map_err(err)?;
+    let barrier = barrier(ctx, form, HOST_THREADS, kernel_threads)?;
     let data: SystemBuffer<B, u32> = ctx.device.alloc_system((2 * total) as usize).map_err(err)?;
     let report = ctx.report()?;
     let kernel = ctx.module.kernel("xbc_host_threads_exchange").map_err(err)?;
@@ -54,7 +86,11 @@ fn exchange<B: Backend>(ctx: &Ctx<B>, drop_side: u32) -> CaseResult {
     // leave the kernel waiting for it forever (a GPU kernel cannot be aborted).
     let host_thread = |h: u32| -> Result<(), String> {
         let slot = kernel_threads + h;
-        let leaves = drop_side == 1 && h == HOST_THREADS - 1;
+        let leaves = match leaving {
+            Leaving::LastHostThread => h == HOST_THREADS - 1,
+            Leaving::EveryHostThread => true,
+            Leaving::Nobody | Leaving::LastBlock => false,
+        };
         let mut wrong = None;
         for p in 0..phases {
             if leaves && p == drop_at {
@@ -63,7 +99,7 @@ fn exchange<B: Backend>(ctx: &Ctx<B>, drop_side: u32) -> CaseResult {
             }
             data.store(((p % 2) * total + slot) as usize, exchange_value(p, slot)).map_err(err)?;
             barrier.arrive_and_wait().map_err(err)?;
-            let present = kernel_threads - if drop_side == 2 && p >= drop_at { THREADS } else { 0 };
+            let present = kernel_threads - if leaving == Leaving::LastBlock && p >= drop_at { THREADS } else { 0 };
             let other = (h * 7 + p) % present;
             let got = data.load(((p % 2) * total + other) as usize).map_err(err)?;
             if got != exchange_value(p, other) && wrong.is_none() {
@@ -96,15 +132,22 @@ fn exchange<B: Backend>(ctx: &Ctx<B>, drop_side: u32) -> CaseResult {
         hosts.into_iter().collect::<Result<Vec<()>, String>>().map(drop)
     })?;
     check_report(&report, "kernel threads reading host threads' data")?;
-    let dropped =
-        ["", ", the last host thread leaving halfway", ", the last block leaving halfway"][drop_side as usize];
-    Ok(Pass(format!("{BLOCKS} blocks x {THREADS} threads + {HOST_THREADS} host threads, {phases} phases{dropped}")))
+    let dropped = [
+        "",
+        ", the last host thread leaving halfway",
+        ", the last block leaving halfway",
+        ", every host thread leaving halfway",
+    ][drop_side as usize];
+    let form = if form == Form::Split { " (split)" } else { "" };
+    Ok(Pass(format!(
+        "{BLOCKS} blocks x {THREADS} threads + {HOST_THREADS} host threads{form}, {phases} phases{dropped}"
+    )))
 }
 
 /// A host thread's try_wait_for on a phase a kernel has yet to arrive in times out, and
 /// the wait on the same token completes once the kernel arrives.
-fn timeout<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
-    let barrier = SystemBarrier::new(&ctx.device, 2).map_err(err)?;
+fn timeout<B: Backend>(ctx: &Ctx<B>, form: Form) -> CaseResult {
+    let barrier = barrier(ctx, form, 1, 1)?;
     let token = barrier.arrive(1).map_err(err)?;
     let limit = Duration::from_millis(20);
     let start = Instant::now();
@@ -131,9 +174,9 @@ fn timeout<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
 
 /// A kernel thread over-arrives (a fault in checked builds) while two host threads wait for
 /// the phase: the launch reports the fault, and each host wait ends with BarrierAbandoned.
-fn fault<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+fn fault<B: Backend>(ctx: &Ctx<B>, form: Form) -> CaseResult {
     let threads = 32u32;
-    let barrier = SystemBarrier::new(&ctx.device, u64::from(threads + HOST_THREADS)).map_err(err)?;
+    let barrier = barrier(ctx, form, HOST_THREADS, threads)?;
     let kernel = ctx.module.kernel("xbc_host_threads_over_arrive").map_err(err)?;
     let config = LaunchConfig::new(1, threads).timeout(LAUNCH_LIMIT);
     let start = Instant::now();
@@ -175,10 +218,11 @@ fn fault<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     Ok(Pass(format!("the fault ended {HOST_THREADS} host waits within {:?}", start.elapsed())))
 }
 
-/// A host thread's own misuse in checked builds: an arrival above what the phase expects is
-/// a fault naming the host call.
-fn host_misuse<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
-    let barrier = SystemBarrier::new(&ctx.device, 2).map_err(err)?;
+/// A host thread's own misuse in checked builds: an arrival above what the phase expects (in
+/// the split form, the host's share of it: the kernels' share is left) is a fault naming the
+/// host call.
+fn host_misuse<B: Backend>(ctx: &Ctx<B>, form: Form) -> CaseResult {
+    let barrier = barrier(ctx, form, 2, if form == Form::Split { 4 } else { 0 })?;
     match barrier.arrive(3) {
         Err(Error::Fault(f)) if f.kind == FaultKind::OverArrival && f.op == BarrierOp::Arrive && f.by_host_thread() => {
             Ok(Pass(f.to_string()))

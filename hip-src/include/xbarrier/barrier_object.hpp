@@ -109,14 +109,19 @@ struct barrier_access;
 // lowering's gate takes one count), so portable code sees one barrier type. The exceptions:
 // sm_90 sanitizer builds give a block-scope barrier without one a second word, its shadow
 // mbarrier (engine_sm90_checked.hpp), so there it has 16 bytes, 8 in the host pass and on
-// sm_80; and every checked build adds the phase count (step_slot). A barrier lives in shared
-// memory, declared by device code, which is compiled per target; nothing outside it may rely
-// on its size.
+// sm_80; and every checked build adds the phase count (step_slot). A barrier of system
+// scope without one has four words on every target, for its split form (engine_system.hpp),
+// whose objects the host side sets up for kernels. A barrier lives in shared memory, declared
+// by device code, which is compiled per target; nothing outside it may rely on its size.
 template <thread_scope Scope, class Completion>
 struct state_words {
   static constexpr bool gated =
       (Scope == thread_scope_block || Scope == thread_scope_thread) && !__is_same(Completion, empty_completion);
-  static constexpr unsigned value = gated ? 3 : (XB_CHECKED_MBARRIER && Scope == thread_scope_block) ? 2 : 1;
+  static constexpr bool system_split = Scope == thread_scope_system && __is_same(Completion, empty_completion);
+  static constexpr unsigned value = gated ? 3
+                                    : system_split ? 4
+                                    : (XB_CHECKED_MBARRIER && Scope == thread_scope_block) ? 2
+                                                                                           : 1;
 };
 
 }  // namespace detail

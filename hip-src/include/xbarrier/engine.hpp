@@ -14,6 +14,9 @@
 //                    CUDA sm_90 checked builds, block scope: the checked protocol, with
 //                    shadow mbarriers that carry its synchronization for compute-sanitizer
 //                    (engine_sm90_checked.hpp).
+//   system_engine    system scope without a completion function, every build: the engine
+//                    above that fits, or the split form shared with host threads
+//                    (engine_system.hpp).
 //
 // Waits and tests take the completion function too: on the native completion path a
 // waiter may be the one that sees a phase end (the copy engine ended it) and runs its step.
@@ -25,6 +28,7 @@
 #include "engine_sm90_checked.hpp"
 #include "engine_sm90_completion.hpp"
 #include "engine_sm90_mbarrier.hpp"
+#include "engine_system.hpp"
 #include "platform.hpp"
 #include "protocol.hpp"
 
@@ -72,11 +76,17 @@ template <>
 struct engine_for<thread_scope_device, empty_completion> {
   using type = direct_engine<thread_scope_device>;
 };
+#endif
 template <>
 struct engine_for<thread_scope_system, empty_completion> {
-  using type = direct_engine<thread_scope_system>;
-};
+  using type = system_engine<
+#if XB_CHECKED
+      protocol_engine<thread_scope_system>
+#else
+      direct_engine<thread_scope_system>
 #endif
+      >;
+};
 #if XB_NATIVE_MBARRIER
 template <>
 struct engine_for<thread_scope_block, empty_completion> {

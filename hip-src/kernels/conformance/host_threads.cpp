@@ -13,7 +13,8 @@ XB_INLINE unsigned exchange_value(unsigned p, unsigned slot) { return p * 265443
 // each participant writes its slot of half p % 2 of `data` (kernel threads slots 0..K-1 in
 // grid order, host threads K..K+H-1), arrives and waits, then checks a slot of the other
 // side. `drop_side` 1: the last host thread leaves with arrive_and_drop in phase `drop_at`;
-// 2: the last block's threads do; from then on nobody reads the leavers' slots.
+// 2: the last block's threads do; 3: every host thread does, and the kernel goes on alone;
+// from then on nobody reads the leavers' slots.
 XB_KERNEL void xbc_host_threads_exchange(system_barrier* bar, unsigned* data, unsigned long long* report,
                                          unsigned phases, unsigned host_threads, unsigned drop_side, unsigned drop_at) {
   const unsigned k = gridDim.x * xbc::block_threads(), g = xbc::global_thread();
@@ -26,7 +27,9 @@ XB_KERNEL void xbc_host_threads_exchange(system_barrier* bar, unsigned* data, un
     }
     data[(p % 2) * total + g] = xbc::exchange_value(p, g);
     bar->arrive_and_wait();
-    const unsigned hosts = host_threads - (drop_side == 1 && p >= drop_at ? 1u : 0u);
+    const bool left = p >= drop_at;
+    const unsigned hosts = host_threads - (left && drop_side == 1 ? 1u : left && drop_side == 3 ? host_threads : 0u);
+    if (hosts == 0) continue;
     const unsigned h = k + (g + p) % hosts;
     xbc::expect_eq(report, p, data[(p % 2) * total + h], xbc::exchange_value(p, h));
   }
