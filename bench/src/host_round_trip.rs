@@ -1,6 +1,6 @@
 //! Host <-> kernel round trips: one host thread and one kernel thread meet phase after phase.
 //! xb: a [`SystemBarrier`] both arrive and wait on (the kernel runs all phases in one
-//! launch). The usual alternatives, in the same process: a kernel launch and a stream
+//! launch), in its shared form and in its split form. The usual alternatives, in the same process: a kernel launch and a stream
 //! synchronize per phase, and a pair of flags in memory both sides reach (the host stores
 //! flag m and spins until the kernel echoes m). Microseconds per round trip, from the host's
 //! clock around the phases after the warm-up ones (the kernel's start is not in them).
@@ -16,6 +16,7 @@ use crate::suite::{finish, Progress};
 use crate::{stats, Benchmark, Config};
 
 const XB: &str = "xb SystemBarrier";
+const XB_SPLIT: &str = "xb SystemBarrier::split";
 const LAUNCH: &str = "launch + synchronize";
 const FLAGS: &str = "flags in host-shared memory";
 /// Phases before the timed ones, in each rep: the kernel's start and the pages' first moves.
@@ -36,13 +37,19 @@ pub(crate) fn run<B: Backend>(
                 .against(LAUNCH, Some(Target::RatioAtMost(1.0))),
             0,
         ),
+        (
+            Row::new(Benchmark::HostRoundTrip, label, XB_SPLIT, Unit::Microseconds)
+                .against(LAUNCH, Some(Target::RatioAtMost(1.0))),
+            3,
+        ),
         (Row::new(Benchmark::HostRoundTrip, label, LAUNCH, Unit::Microseconds), 1),
         (Row::new(Benchmark::HostRoundTrip, label, FLAGS, Unit::Microseconds).against(LAUNCH, None), 2),
     ];
     rows.into_iter()
         .map(|(row, which)| {
             let status = repeat(config, || match which {
-                0 => barrier(device, images, stream, phases),
+                0 => barrier(device, images, stream, phases, false),
+                3 => barrier(device, images, stream, phases, true),
                 1 => launches(device, images, stream, phases),
                 _ => flags(device, images, stream, phases),
             });
@@ -86,14 +93,16 @@ fn beside_kernel<T: Send>(host: impl FnOnce() -> Result<T> + Send, launch: impl 
 }
 
 /// One launch runs every phase; the host thread times the phases after the warm-up ones.
+/// `split`: the split form, one participant a side.
 fn barrier<B: Backend>(
     device: &Device<B>,
     images: &Images<B>,
     stream: &Stream<B>,
     phases: u32,
+    split: bool,
 ) -> Result<Result<f64, String>> {
     let kernel = images.native.kernel("xbb_host_barrier")?;
-    let barrier = SystemBarrier::new(device, 2)?;
+    let barrier = if split { SystemBarrier::split(device, 1, 1)? } else { SystemBarrier::new(device, 2)? };
     let total = WARMUP_PHASES + phases;
     let host = || -> Result<f64> {
         for _ in 0..WARMUP_PHASES {

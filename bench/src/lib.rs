@@ -11,7 +11,7 @@
 //! | [`copy`](Benchmark::Copy) | bulk loads + bulk stores | `cudaMemcpy` device to device | GB/s read + written |
 //! | [`grid-barrier`](Benchmark::GridBarrier) | `xb::barrier<thread_scope_device>` | cooperative groups `grid.sync()` | ns per barrier |
 //! | [`message-passing`](Benchmark::MessagePassing) | a flag in plain memory between two blocks, polled with `__nanosleep` | – | ns per message |
-//! | [`host-round-trip`](Benchmark::HostRoundTrip) | a host thread and a kernel thread on a `SystemBarrier` (one launch) | a launch + stream synchronize per phase; two flags in memory both sides reach | µs per round trip |
+//! | [`host-round-trip`](Benchmark::HostRoundTrip) | a host thread and a kernel thread on a `SystemBarrier`, shared and split forms (one launch) | a launch + stream synchronize per phase; two flags in memory both sides reach | µs per round trip |
 //!
 //! Targets (release builds, CUDA): native round trip <= raw PTX; emulated round trip and
 //! round trips with a completion function <= CCCL with a completion function; checked round

@@ -57,6 +57,7 @@ fn every_benchmark_runs_correctly_on_the_host() {
         (Benchmark::GridBarrier, "xb device barrier"),
         (Benchmark::MessagePassing, "xb, flag in global memory"),
         (Benchmark::HostRoundTrip, "xb SystemBarrier"),
+        (Benchmark::HostRoundTrip, "xb SystemBarrier::split"),
         (Benchmark::HostRoundTrip, "launch + synchronize"),
         (Benchmark::HostRoundTrip, "flags in host-shared memory"),
     ] {
@@ -91,9 +92,11 @@ fn every_benchmark_runs_correctly_on_the_host() {
         }
     }
     // The host <-> kernel round trip: xb against a launch and a synchronize per phase, in µs.
-    let host_rt = report.rows.iter().find(|r| r.implementation == "xb SystemBarrier").expect("host round trip row");
-    assert_eq!((host_rt.baseline, host_rt.unit), (Some("launch + synchronize"), Unit::Microseconds));
-    assert!(host_rt.ratio.is_some_and(|r| r > 0.0), "{host_rt:?}");
+    for form in ["xb SystemBarrier", "xb SystemBarrier::split"] {
+        let host_rt = report.rows.iter().find(|r| r.implementation == form).expect("host round trip row");
+        assert_eq!((host_rt.baseline, host_rt.unit), (Some("launch + synchronize"), Unit::Microseconds));
+        assert!(host_rt.ratio.is_some_and(|r| r > 0.0), "{host_rt:?}");
+    }
     // The copy is compared with memcpy, both measured: a ratio exists.
     let xb_copy = report.rows.iter().find(|r| r.implementation == "xb bulk copy").expect("copy row");
     assert!(xb_copy.ratio.is_some_and(|r| r > 0.0), "{xb_copy:?}");
