@@ -12,11 +12,15 @@
 //           other side made last; plain loads and stores cross it in microseconds.
 //
 // The split form's words, on each side:
-//   w[0]  the side's share: the portable protocol (protocol.hpp) at device scope (one
-//         device's threads, or the host's), expecting that side's participants
-//   w[1]  the number of share phases this side has completed (C), or `everyone_left`
+//   w[0]  the side's share: the portable protocol (protocol.hpp), expecting that side's
+//         participants
+//   w[1]  the number of share phases this side has completed (C), with `left` set once
+//         all its participants have left
 //   w[2]  where this side publishes C for the other side (memory both sides reach)
 //   w[3]  where the other side publishes its C
+// Every atomic and fence is of system scope, as in the shared form: a side's arrivals are
+// releases of system scope, so the AMDGPU memory-model tests hold each path to the shared
+// form's rules, and no argument about scopes chaining is needed.
 //
 // Why this is cuda::barrier's phase: phase k completes when both sides' shares have
 // completed their phase k, i.e. once both published counts exceed k.
@@ -36,7 +40,12 @@
 //    either side wrote before arriving in phase k is seen after the wait.
 // 4. A side whose participants have all left (arrive_and_drop took its expected count to 0)
 //    completes every later phase at once: the step of its last phase finds the share expecting
-//    nobody and stores `everyone_left`, larger than any phase number.
+//    nobody and sets `left` in C, which puts C above every phase number while the bits
+//    below keep the count, for waits on a parity once both sides have left. The step reads
+//    the share's word for that with acquire: a drop counted in the next phase while the
+//    step runs may be what took the count to 0, and the other side, which returns from its
+//    waits on `left`, must see what the dropping thread wrote before its drop (found by
+//    GenMC: with a relaxed read, the other side's read of that data raced).
 // 5. Each side's arrivals count in its own share only: an arrival beyond the side's share of
 //    a phase is an over-arrival of that share (a fault in checked builds), even where the
 //    other side still owes arrivals; a side may run ahead, its share counting the next
@@ -57,8 +66,9 @@ namespace detail {
 
 // The split form's words (above) and what both sides run on them.
 struct system_split {
-  using share = protocol<platform, thread_scope_device, thread_scope_system>;
-  static constexpr uint64_t everyone_left = ~uint64_t(0) >> 1;  // 4.; above every phase number
+  using share = protocol<platform, thread_scope_system>;
+  static constexpr mem_scope ms = mem_scope::system;
+  static constexpr uint64_t left = uint64_t(1) << 62;  // 4.; above every phase number
   static constexpr uint64_t phase_mask = ~uint64_t(0) >> 1;
 
   static XB_INLINE bool is_split(const uint64_t* w) { return w[3] != 0; }
@@ -76,7 +86,7 @@ struct system_split {
   // phase; `published` is this side's slot, `other` the other side's (both zero-filled).
   static XB_INLINE void init_side(uint64_t* w, ptrdiff_t expected, uint64_t* published, const uint64_t* other) {
     share::init(w, expected);
-    platform::store<mem_scope::device>(count(w), 0, mem_order::relaxed);
+    platform::store<ms>(count(w), 0, mem_order::relaxed);
     w[2] = reinterpret_cast<uint64_t>(published);
     w[3] = reinterpret_cast<uint64_t>(other);
   }
@@ -89,11 +99,11 @@ struct system_split {
     F& inner;
     XB_INLINE void operator()() {
       inner();
-      const uint64_t now = platform::load<mem_scope::device>(count(w), mem_order::acquire) + 1;
-      const bool left = share::W::expected(platform::load<mem_scope::device>(w, mem_order::relaxed)) == 0;
-      const uint64_t c = left ? everyone_left : now;
-      platform::store<mem_scope::device>(count(w), c, mem_order::release);
-      platform::store<mem_scope::system>(mirror(w), c, mem_order::release);
+      const uint64_t next = platform::load<ms>(count(w), mem_order::acquire) + 1;
+      const bool gone = share::W::expected(platform::load<ms>(w, mem_order::acquire)) == 0;
+      const uint64_t c = gone ? next | left : next;
+      platform::store<ms>(count(w), c, mem_order::release);
+      platform::store<ms>(mirror(w), c, mem_order::release);
     }
   };
 
@@ -101,7 +111,7 @@ struct system_split {
   static XB_INLINE uint64_t arrive(uint64_t* w, ptrdiff_t update, F& f) {
     publish_step<F> step{w, f};
     const bool parity = share::arrive(w, update, step, false);
-    const uint64_t c = platform::load<mem_scope::device>(count(w), mem_order::acquire);
+    const uint64_t c = platform::load<ms>(count(w), mem_order::acquire);
     return token_of((c & 1) == uint64_t(parity) ? c : c - 1);  // 2.
   }
   template <class F>
@@ -112,13 +122,14 @@ struct system_split {
 
   // Whether phase `phase` has completed on both sides (3.); acquire where it has.
   static XB_INLINE bool done(const uint64_t* w, uint64_t phase) {
-    return platform::poll<mem_scope::device>(count(w)) > phase && platform::poll<mem_scope::system>(other(w)) > phase;
+    return platform::poll<ms>(count(w)) > phase && platform::poll<ms>(other(w)) > phase;
   }
-  // The phase in progress: the lower of the two counts (a side that ran ahead waits for it).
+  // The phase in progress: the lower of the two counts (a side that ran ahead waits for the
+  // other); once both sides have left, the last phase's successor, where the barrier stays.
   static XB_INLINE uint64_t current(const uint64_t* w) {
-    const uint64_t mine = platform::poll<mem_scope::device>(count(w));
-    const uint64_t theirs = platform::poll<mem_scope::system>(other(w));
-    return mine < theirs ? mine : theirs;
+    const uint64_t mine = platform::poll<ms>(count(w));
+    const uint64_t theirs = platform::poll<ms>(other(w));
+    return (mine < theirs ? mine : theirs) & ~left;
   }
 
   // Polls until `ready` holds or, with a timeout, `timeout_ns` has passed; bounded in checked
@@ -129,16 +140,16 @@ struct system_split {
     const uint64_t start = (XB_CHECKED || timed) ? platform::now_ns() : 0;
     const uint64_t bound = XB_CHECKED ? platform::wait_timeout_ns() : 0;
     while (!ready()) {
-      if (timed || (XB_CHECKED && bound && (iteration & 15) == 0)) {
+      if (timed || (XB_CHECKED && bound != 0 && (iteration & 15) == 0)) {
         const uint64_t elapsed = platform::now_ns() - start;
         if (timed && elapsed >= timeout_ns) return false;
-        if (XB_CHECKED && bound && elapsed > bound)
-          share::fault(XB_FAULT_WAIT_TIMEOUT, XB_OP_WAIT, w, platform::load<mem_scope::device>(w, mem_order::relaxed),
+        if (XB_CHECKED && bound != 0 && elapsed > bound)
+          share::fault(XB_FAULT_WAIT_TIMEOUT, XB_OP_WAIT, w, platform::load<ms>(w, mem_order::relaxed),
                        int64_t(elapsed), int64_t(bound));
       }
       platform::wait_backoff(iteration);
     }
-    platform::after_poll<mem_scope::system>();
+    platform::after_poll<ms>();
     return true;
   }
 
@@ -152,7 +163,7 @@ struct system_split {
   }
   static XB_INLINE bool test(const uint64_t* w, uint64_t token) {
     if (done(w, phase_of(token))) {
-      platform::after_poll<mem_scope::system>();
+      platform::after_poll<ms>();
       return true;
     }
     platform::relax();
@@ -168,7 +179,7 @@ struct system_split {
   }
   static XB_INLINE bool test_parity(const uint64_t* w, bool parity) {
     if ((current(w) & 1) != uint64_t(parity)) {
-      platform::after_poll<mem_scope::system>();
+      platform::after_poll<ms>();
       return true;
     }
     platform::relax();

@@ -158,9 +158,7 @@ struct no_mirror {
 };
 
 // The protocol for one platform P and one thread scope. All functions work on the word.
-// Faults name the scope `Reported`: a barrier of system scope in its split form runs each
-// side's share at device scope (engine_system.hpp).
-template <class P, thread_scope Scope, thread_scope Reported = Scope>
+template <class P, thread_scope Scope>
 struct protocol {
   static constexpr bool block_like = Scope == thread_scope_block || Scope == thread_scope_thread;
   struct layout_pick {
@@ -189,7 +187,7 @@ struct protocol {
     r.tx = W::tx(state);
     r.expected = W::expected(state);
     r.phase_parity = W::parity(state);
-    r.scope = static_cast<uint32_t>(Reported);
+    r.scope = static_cast<uint32_t>(Scope);
     P::fault(r);
   }
 
@@ -204,7 +202,7 @@ struct protocol {
       r.value = expected;
       r.limit = limit;
       r.pending = r.expected = -1;
-      r.scope = static_cast<uint32_t>(Reported);
+      r.scope = static_cast<uint32_t>(Scope);
       P::fault(r);
     }
     P::template store<ms>(w, W::initial(uint64_t(expected)), mem_order::relaxed);
