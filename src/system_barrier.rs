@@ -13,7 +13,7 @@ use std::ffi::c_void;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
-use xbarrier_api::{Backend, BarrierFault, Device, Error, FaultRecord, LaunchArg, Result, SystemBuffer};
+use xbarrier_api::{Backend, BarrierFault, Buffer, Device, Error, FaultRecord, LaunchArg, Result, SystemBuffer};
 
 /// The bytes a token's copy takes here (the C++ side checks that a token fits).
 const TOKEN_WORDS: usize = 4;
@@ -78,23 +78,26 @@ static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 /// # Ok(()) }
 /// ```
 pub struct SystemBarrier<B: Backend> {
-    /// The kernels' object (the shared form's only one). Dropped first: it waits for the
-    /// launches that use it, which may use `split`'s memory too.
+    /// What launches are tracked by, in memory both sides reach: the shared form's barrier,
+    /// or the split form's published phase counts (the host's at word 0, the kernels' at
+    /// [`KERNEL_SLOT`], a cache line apart).
     memory: SystemBuffer<B, u64>,
-    /// The split form's host side.
-    split: Option<HostShare<B>>,
+    /// The split form's two objects.
+    split: Option<Sides<B>>,
     checked: bool,
     max: u64,
     id: u64,
 }
 
-/// The split form's host side: the host threads' object, in memory only the host uses, and
-/// the two sides' published phase counts, in memory both reach.
-struct HostShare<B: Backend> {
-    /// Atomics, because the C++ side writes it through shared references.
-    object: Box<[AtomicU64]>,
-    /// The host's count at word 0, the kernels' at word [`KERNEL_SLOT`] (a cache line apart).
-    slots: SystemBuffer<B, u64>,
+/// The split form's objects: each side's atomics stay in memory of its own. Managed memory
+/// would not do for the kernels' object: small managed allocations share pages, and a page
+/// that host threads touch moves back to the device at every kernel atomic.
+struct Sides<B: Backend> {
+    /// The host threads' object, in memory only the host uses (atomics, because the C++
+    /// side writes it through shared references).
+    host: Box<[AtomicU64]>,
+    /// The kernels' object, in device memory, which only kernels use once it is set up.
+    kernels: Buffer<B, u64>,
 }
 
 /// Where the kernels' published count lies among the split form's slots (in words).
@@ -122,7 +125,10 @@ impl<B: Backend> SystemBarrier<B> {
         const CALL: &str = "SystemBarrier::new";
         let layout = shim::layout(B::KIND)?;
         check_count(CALL, "expected count", expected, layout.max)?;
-        let barrier = SystemBarrier::allocate(device, &layout, None)?;
+        if layout.align > 256 || layout.bytes % 8 != 0 {
+            return Err(unfit(&layout));
+        }
+        let barrier = SystemBarrier::with_memory(device, &layout, (layout.bytes / 8) as usize, None)?;
         barrier.call(CALL, |bar, fault, _, _| {
             // SAFETY: `bar` addresses a zero-filled allocation of the barrier's size and
             // alignment that no kernel uses yet.
@@ -133,8 +139,9 @@ impl<B: Backend> SystemBarrier<B> {
 
     /// A barrier of system scope on `device` in its split form: `host` arrivals of host
     /// threads and `kernel` arrivals of kernel threads per phase, each side counting its
-    /// own on words of its own (the host's in host memory, the kernels' in memory both sides
-    /// reach, from which only kernels update them), so that no atomic crosses the link. A
+    /// own on words of its own (the host's in host memory, the kernels' in device memory),
+    /// and each side publishes its phase count in memory both reach
+    /// ([`Device::alloc_system`]), so that no atomic crosses the link. A
     /// phase completes when both sides' shares of it are in. Kernels and host threads use it
     /// as the shared form, with one difference: an arrival counts on the side it is made
     /// from. Once a side's share of a phase is in, that side's next arrivals count toward
@@ -162,27 +169,23 @@ impl<B: Backend> SystemBarrier<B> {
         let layout = shim::layout(B::KIND)?;
         check_count(CALL, "host count", host, layout.max)?;
         check_count(CALL, "kernel count", kernel, layout.max)?;
-        if layout.align > 8 {
+        if layout.align > 8 || layout.bytes % 8 != 0 {
             return Err(unfit(&layout));
         }
-        let share = HostShare {
-            object: (0..layout.bytes / 8).map(|_| AtomicU64::new(0)).collect(),
-            slots: device.alloc_system::<u64>(2 * KERNEL_SLOT)?,
-        };
-        let barrier = SystemBarrier::allocate(device, &layout, Some(share))?;
-        let (kernels, slots) = match &barrier.split {
-            Some(share) => (barrier.memory.host_address(), share.slots.host_address()),
-            None => unreachable!("allocate keeps the host share"),
-        };
+        let words = (layout.bytes / 8) as usize;
+        let sides = Sides { host: (0..words).map(|_| AtomicU64::new(0)).collect(), kernels: device.alloc(words)? };
+        let mut barrier = SystemBarrier::with_memory(device, &layout, 2 * KERNEL_SLOT, Some(sides))?;
+        // The kernels' object is set up here, then copied to the device.
+        let mut image = vec![0u64; words];
+        let slots = barrier.memory.host_address() as *mut u64;
         barrier.call(CALL, |bar, fault, _, _| {
-            // SAFETY: `bar` is the host's zero-filled object and `kernels` the kernels'
-            // zero-filled allocation, both of the barrier's size and alignment, which no
-            // kernel uses yet; `slots` holds 2 * KERNEL_SLOT zero-filled words.
+            // SAFETY: `bar` is the host's zero-filled object and `image` a zero-filled one,
+            // both of the barrier's size, aligned for it (align <= 8); `slots` holds
+            // 2 * KERNEL_SLOT zero-filled words of memory both sides reach.
             unsafe {
-                let slots = slots as *mut u64;
                 shim::xb_system_split_init(
                     bar,
-                    kernels as *mut c_void,
+                    image.as_mut_ptr().cast(),
                     host as i64,
                     kernel as i64,
                     slots,
@@ -191,15 +194,20 @@ impl<B: Backend> SystemBarrier<B> {
                 )
             }
         })?;
+        if let Some(sides) = barrier.split.as_mut() {
+            sides.kernels.write(&image)?;
+        }
         Ok(barrier)
     }
 
-    /// The kernels' object in memory both sides reach, and `split`'s host side if any.
-    fn allocate(device: &Device<B>, layout: &shim::Layout, split: Option<HostShare<B>>) -> Result<SystemBarrier<B>> {
-        if layout.align > 256 || layout.bytes % 8 != 0 {
-            return Err(unfit(layout));
-        }
-        let memory = device.alloc_system::<u64>((layout.bytes / 8) as usize)?;
+    /// A barrier whose launches `memory` (`words` of memory both sides reach) tracks.
+    fn with_memory(
+        device: &Device<B>,
+        layout: &shim::Layout,
+        words: usize,
+        split: Option<Sides<B>>,
+    ) -> Result<SystemBarrier<B>> {
+        let memory = device.alloc_system::<u64>(words)?;
         let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(SystemBarrier { memory, split, checked: layout.checked, max: layout.max, id })
     }
@@ -282,7 +290,11 @@ impl<B: Backend> SystemBarrier<B> {
     /// launch refuses a kernel built checked where this barrier's host side is not, or the
     /// reverse (their layouts differ).
     pub fn arg(&self) -> LaunchArg<'_, B> {
-        LaunchArg::system(&self.memory).for_checked(self.checked)
+        match &self.split {
+            Some(sides) => LaunchArg::system_object(&sides.kernels, &self.memory),
+            None => LaunchArg::system(&self.memory),
+        }
+        .for_checked(self.checked)
     }
 
     fn test(&self, call: &'static str, token: &SystemToken) -> Result<bool> {
@@ -326,7 +338,7 @@ impl<B: Backend> SystemBarrier<B> {
         let mut inner = InnerWait { memory: &self.memory, backoff: Backoff::new(), cause: None };
         let context = (&mut inner as *mut InnerWait<'_, B>).cast::<c_void>();
         let object = match &self.split {
-            Some(share) => share.object.as_ptr() as *mut c_void,
+            Some(sides) => sides.host.as_ptr() as *mut c_void,
             None => self.memory.host_address() as *mut c_void,
         };
         match op(object, &mut fault, give_up::<B>, context) {

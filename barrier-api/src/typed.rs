@@ -17,6 +17,9 @@ use crate::{Backend, Buffer, DeviceCopy, Error, Kernel, KernelArg, LaunchConfig,
 pub struct LaunchArg<'b, B: Backend> {
     value: KernelArg,
     buffer: Option<(usize, &'b InFlight<B>)>,
+    /// A second tracker of the same launch (an object in device memory that kernels use
+    /// beside memory shared with host threads: [`LaunchArg::system_object`]).
+    also: Option<&'b InFlight<B>>,
     /// Memory shared with host threads and other kernels while the launch runs: other
     /// streams' work on it is not waited for.
     concurrent: bool,
@@ -31,6 +34,7 @@ impl<'b, B: Backend> LaunchArg<'b, B> {
         LaunchArg {
             value: buffer.arg(),
             buffer: Some((buffer.device_ordinal(), buffer.in_flight())),
+            also: None,
             concurrent: false,
             checked: None,
         }
@@ -42,6 +46,24 @@ impl<'b, B: Backend> LaunchArg<'b, B> {
         LaunchArg {
             value: memory.arg(),
             buffer: Some((memory.device_ordinal(), memory.in_flight())),
+            also: None,
+            concurrent: true,
+            checked: None,
+        }
+    }
+    /// The address of `object`, device memory that only kernels use, for an object whose
+    /// other part lies in `shared`, memory host threads use meanwhile (a split barrier of
+    /// system scope): the launch is tracked by both (their drops wait for it, and host
+    /// waits on `shared` give up when it fails), and, as for [`system`](Self::system), does
+    /// not wait for other streams' work on them, which may run at the same time.
+    pub fn system_object<T: DeviceCopy, U: DeviceCopy>(
+        object: &'b Buffer<B, T>,
+        shared: &'b SystemBuffer<B, U>,
+    ) -> LaunchArg<'b, B> {
+        LaunchArg {
+            value: object.arg(),
+            buffer: Some((object.device_ordinal(), shared.in_flight())),
+            also: Some(object.in_flight()),
             concurrent: true,
             checked: None,
         }
@@ -107,7 +129,7 @@ where
     KernelArg: From<T>,
 {
     fn from(value: T) -> Self {
-        LaunchArg { value: KernelArg::from(value), buffer: None, concurrent: false, checked: None }
+        LaunchArg { value: KernelArg::from(value), buffer: None, also: None, concurrent: false, checked: None }
     }
 }
 
@@ -189,7 +211,7 @@ impl<'a, B: Backend> Launch<'a, B> {
                 });
             }
         }
-        let buffers = || args.iter().filter_map(|a| a.buffer.map(|(_, in_flight)| in_flight));
+        let buffers = || args.iter().flat_map(|a| a.buffer.map(|(_, in_flight)| in_flight).into_iter().chain(a.also));
         for arg in args.iter().filter(|a| !a.concurrent) {
             if let Some((_, in_flight)) = arg.buffer {
                 in_flight.before_use(stream.shared())?;
@@ -213,7 +235,7 @@ impl<'a, B: Backend> Launch<'a, B> {
             matches!(&result, Err(Error::Fault(_) | Error::KernelException { .. } | Error::LaunchTimeout { .. }));
         if let (true, Err(e)) = (ran_and_failed, &result) {
             for arg in args.iter().filter(|a| a.concurrent) {
-                if let Some((_, in_flight)) = arg.buffer {
+                for in_flight in arg.buffer.map(|(_, in_flight)| in_flight).into_iter().chain(arg.also) {
                     in_flight.launch_failed(e);
                 }
             }
