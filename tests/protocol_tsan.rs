@@ -1,4 +1,5 @@
-//! ThreadSanitizer stress test of the portable barrier protocol on host threads.
+//! ThreadSanitizer stress tests of the portable barrier protocol, and of the split form of the
+//! system-scope barrier, on host threads.
 //!
 //! Builds `hip-src/tests/protocol_stress.cpp` with `-fsanitize=thread` and runs it: 10^7
 //! random barrier operations in all (arrive, arrive(update), arrive_and_drop,
@@ -16,6 +17,14 @@
 //! A failing run prints the command lines that replay it. `PROTOCOL_STRESS_SEED` (with
 //! `PROTOCOL_STRESS_OPS`, `PROTOCOL_STRESS_THREADS` and `PROTOCOL_STRESS_ROUND`, all
 //! optional) runs that one configuration instead.
+//!
+//! `hip-src/tests/split_stress.cpp` is built and run the same way, checked and unchecked
+//! (`SPLIT_CHECKED_RUNS`, `SPLIT_UNCHECKED_RUNS`): rounds on fresh cross-linked pairs of
+//! system-scope barriers in the split form (`engine_system.hpp`), one to four threads on each
+//! side, every way to wait, threads and whole sides leaving, a late arrival that the other
+//! threads probe for, each waiter checking that every arrival of the phase on both sides
+//! happened before its wait returned. `SPLIT_STRESS_SEED` (with `SPLIT_STRESS_OPS` and
+//! `SPLIT_STRESS_ROUND`) replays one run.
 
 use std::env;
 use std::fs;
@@ -29,7 +38,33 @@ const INSTALL_HINT: &str = "install a C++17 compiler with the ThreadSanitizer ru
      releases) or `dnf install gcc-c++ libtsan`, or point CXX at a clang++ whose compiler-rt \
      ships the tsan runtime";
 
-/// One run of the stress program: its seed, the operations it plans at least, its threads.
+/// One of the stress programs under `hip-src/tests/`.
+struct Program {
+    /// The source's stem, the binary's name and the prefix of its `NAME: OK ...` line.
+    name: &'static str,
+    /// The prefix of the environment variables that replay one run (`{env}_SEED`, ...).
+    env: &'static str,
+    /// Whether it takes a thread count (split_stress picks its threads per round).
+    takes_threads: bool,
+    /// What each test must execute in all.
+    min_ops_per_test: u64,
+}
+
+const PROTOCOL_STRESS: Program = Program {
+    name: "protocol_stress",
+    env: "PROTOCOL_STRESS",
+    takes_threads: true,
+    min_ops_per_test: MIN_OPS_PER_TEST,
+};
+const SPLIT_STRESS: Program = Program {
+    name: "split_stress",
+    env: "SPLIT_STRESS",
+    takes_threads: false,
+    min_ops_per_test: SPLIT_MIN_OPS_PER_TEST,
+};
+
+/// One run of a stress program: its seed, the operations it plans at least, its threads
+/// (unused by split_stress).
 #[derive(Clone, Copy, Debug)]
 struct Plan {
     seed: u64,
@@ -49,6 +84,11 @@ const UNCHECKED_RUNS: [Plan; 3] =
     [plan(0x0dd_ba11, 2_500_000, 4), plan(0x5ca1_ab1e, 2_000_000, 2), plan(0xfee1_900d, 500_000, 8)];
 /// What each test must execute in all (the program counts executed operations; polls apart).
 const MIN_OPS_PER_TEST: u64 = 5_000_000;
+/// split_stress plans 1.5 * 10^6 arrivals and waits per test: about 12 s alone under TSAN on
+/// two cores, 17-22 s beside another of these tests.
+const SPLIT_CHECKED_RUNS: [Plan; 2] = [plan(0x5b11_7ed1, 1_000_000, 0), plan(0x0c0d_e5e5, 500_000, 0)];
+const SPLIT_UNCHECKED_RUNS: [Plan; 2] = [plan(0xa11_5ed5, 1_000_000, 0), plan(0x7a1e_a77e, 500_000, 0)];
+const SPLIT_MIN_OPS_PER_TEST: u64 = 1_500_000;
 const RUN_LIMIT: Duration = Duration::from_secs(600);
 const TSAN_OPTIONS: &str = "halt_on_error=1 exitcode=66 second_deadlock_stack=1";
 
@@ -60,9 +100,14 @@ fn cxx() -> (String, Vec<String>) {
     (program, words.collect())
 }
 
-fn out_dir(checked: bool) -> PathBuf {
+fn out_dir(program: &Program, checked: bool) -> PathBuf {
     let base = option_env!("CARGO_TARGET_TMPDIR").map(PathBuf::from).unwrap_or_else(env::temp_dir);
-    let dir = base.join(format!("xbarrier-protocol-stress-{}-checked{}", std::process::id(), u8::from(checked)));
+    let dir = base.join(format!(
+        "xbarrier-{}-{}-checked{}",
+        program.name.replace('_', "-"),
+        std::process::id(),
+        u8::from(checked)
+    ));
     fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
     dir
 }
@@ -78,11 +123,11 @@ fn opt_level(checked: bool) -> &'static str {
 }
 
 /// Builds the stress program; returns it and the shell command that built it.
-fn build(root: &Path, dir: &Path, checked: bool) -> (PathBuf, String) {
+fn build(root: &Path, dir: &Path, stress: &Program, checked: bool) -> (PathBuf, String) {
     let (program, pre_args) = cxx();
-    let source = root.join("hip-src/tests/protocol_stress.cpp");
+    let source = root.join(format!("hip-src/tests/{}.cpp", stress.name));
     let include = root.join("hip-src/include");
-    let exe = dir.join("protocol_stress");
+    let exe = dir.join(stress.name);
     let flags = ["-std=c++17", opt_level(checked), "-g", "-fsanitize=thread", "-pthread"];
     let checked_flag = format!("-DXB_CHECKED={}", u8::from(checked));
     let command = format!(
@@ -168,13 +213,13 @@ fn run(program: &Path, wrapper: &[&str], args: &[String], dir: &Path) -> Run {
     let start = Instant::now();
     let mut timed_out = false;
     let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for protocol_stress") {
+        if let Some(status) = child.try_wait().expect("wait for the stress program") {
             break status;
         }
         if start.elapsed() > RUN_LIMIT {
             timed_out = true;
             let _ = child.kill();
-            break child.wait().expect("wait for killed protocol_stress");
+            break child.wait().expect("wait for the killed stress program");
         }
         std::thread::sleep(Duration::from_millis(50));
     };
@@ -186,8 +231,9 @@ fn run(program: &Path, wrapper: &[&str], args: &[String], dir: &Path) -> Run {
     }
 }
 
-fn parse_ops(stdout: &str) -> Option<u64> {
-    let line = stdout.lines().rev().find(|l| l.starts_with("protocol_stress: OK "))?;
+fn parse_ops(stdout: &str, name: &str) -> Option<u64> {
+    let ok = format!("{name}: OK ");
+    let line = stdout.lines().rev().find(|l| l.starts_with(&ok))?;
     let field = line.split_whitespace().find_map(|w| w.strip_prefix("ops="))?;
     field.parse().ok()
 }
@@ -195,14 +241,27 @@ fn parse_ops(stdout: &str) -> Option<u64> {
 /// Checked device code: the claimed layouts everywhere, with the protocol's own checks.
 #[test]
 fn protocol_stress_under_thread_sanitizer() {
-    stress(true, "protocol_stress_under_thread_sanitizer");
+    stress(&PROTOCOL_STRESS, true, "protocol_stress_under_thread_sanitizer");
 }
 
 /// Unchecked device code: the direct layout for the system-scope barrier without a
 /// completion function (protocol.hpp), as release builds run it.
 #[test]
 fn protocol_stress_unchecked_under_thread_sanitizer() {
-    stress(false, "protocol_stress_unchecked_under_thread_sanitizer");
+    stress(&PROTOCOL_STRESS, false, "protocol_stress_unchecked_under_thread_sanitizer");
+}
+
+/// The split form of barrier<thread_scope_system> (engine_system.hpp), checked device code:
+/// the claimed layout in each side's share, with the protocol's own checks.
+#[test]
+fn split_stress_under_thread_sanitizer() {
+    stress(&SPLIT_STRESS, true, "split_stress_under_thread_sanitizer");
+}
+
+/// The split form, unchecked device code, as release builds run it.
+#[test]
+fn split_stress_unchecked_under_thread_sanitizer() {
+    stress(&SPLIT_STRESS, false, "split_stress_unchecked_under_thread_sanitizer");
 }
 
 fn env_u64(name: &str) -> Option<u64> {
@@ -217,43 +276,59 @@ fn env_u64(name: &str) -> Option<u64> {
 
 /// The runs of one test, or the one run the environment asks for (a replay), with the round
 /// to run alone if any.
-fn plans(checked: bool) -> (Vec<Plan>, Option<u64>) {
-    let round = env_u64("PROTOCOL_STRESS_ROUND");
-    match env_u64("PROTOCOL_STRESS_SEED") {
+fn plans(program: &Program, checked: bool) -> (Vec<Plan>, Option<u64>) {
+    let var = |what: &str| format!("{}_{what}", program.env);
+    let round = env_u64(&var("ROUND"));
+    match env_u64(&var("SEED")) {
         Some(seed) => {
-            let min_ops = env_u64("PROTOCOL_STRESS_OPS").unwrap_or(MIN_OPS_PER_TEST);
-            let threads = env_u64("PROTOCOL_STRESS_THREADS").map_or(4, |t| t as u32);
+            let min_ops = env_u64(&var("OPS")).unwrap_or(program.min_ops_per_test);
+            let threads = if program.takes_threads { env_u64(&var("THREADS")).map_or(4, |t| t as u32) } else { 0 };
             (vec![plan(seed, min_ops, threads)], round)
         }
-        None if checked => (CHECKED_RUNS.to_vec(), None),
-        None => (UNCHECKED_RUNS.to_vec(), None),
+        None => {
+            let runs: &[Plan] = match (program.takes_threads, checked) {
+                (true, true) => &CHECKED_RUNS,
+                (true, false) => &UNCHECKED_RUNS,
+                (false, true) => &SPLIT_CHECKED_RUNS,
+                (false, false) => &SPLIT_UNCHECKED_RUNS,
+            };
+            (runs.to_vec(), None)
+        }
     }
 }
 
-fn stress(checked: bool, test_name: &str) {
+fn stress(program: &Program, checked: bool, test_name: &str) {
+    let name = program.name;
+    let env = program.env;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = out_dir(checked);
-    let (exe, build_command) = build(root, &dir, checked);
-    let (plans, round) = plans(checked);
+    let dir = out_dir(program, checked);
+    let (exe, build_command) = build(root, &dir, program, checked);
+    let (plans, round) = plans(program, checked);
     let replaying = plans.len() == 1;
 
     let all = Instant::now();
     let mut total_ops = 0u64;
     for p in &plans {
-        let mut args = vec![p.seed.to_string(), p.min_ops.to_string(), p.threads.to_string()];
+        let mut args = vec![p.seed.to_string(), p.min_ops.to_string()];
+        if program.takes_threads {
+            args.push(p.threads.to_string());
+        }
         if let Some(round) = round {
             args.push(round.to_string());
         }
+        let (threads, threads_env) = if program.takes_threads {
+            (format!(", threads={}", p.threads), format!(" {env}_THREADS={}", p.threads))
+        } else {
+            (String::new(), String::new())
+        };
         let replay = format!(
             "replay this run:\n  {build_command}\n  TSAN_OPTIONS='{TSAN_OPTIONS}' {} {}\nor:\n  \
-             PROTOCOL_STRESS_SEED={} PROTOCOL_STRESS_OPS={} PROTOCOL_STRESS_THREADS={}{} cargo test --test \
-             protocol_tsan {test_name} -- --nocapture",
+             {env}_SEED={} {env}_OPS={}{threads_env}{} cargo test --test protocol_tsan {test_name} -- --nocapture",
             exe.display(),
             args.join(" "),
             p.seed,
             p.min_ops,
-            p.threads,
-            round.map(|r| format!(" PROTOCOL_STRESS_ROUND={r}")).unwrap_or_default()
+            round.map(|r| format!(" {env}_ROUND={r}")).unwrap_or_default()
         );
 
         let start = Instant::now();
@@ -277,39 +352,35 @@ fn stress(checked: bool, test_name: &str) {
             result.stderr
         );
 
-        assert!(!result.timed_out, "protocol_stress did not finish within {RUN_LIMIT:?} (a hang): {report}");
+        assert!(!result.timed_out, "{name} did not finish within {RUN_LIMIT:?} (a hang): {report}");
         assert!(
             !result.stderr.contains("ThreadSanitizer"),
             "ThreadSanitizer reported a problem (if it is 'unexpected memory mapping', lower \
              vm.mmap_rnd_bits or run under `setarch -R`): {report}"
         );
-        assert_eq!(result.code, Some(0), "protocol_stress failed: {report}");
-        let ops = parse_ops(&result.stdout)
-            .unwrap_or_else(|| panic!("no `protocol_stress: OK ... ops=N` line in the output: {report}"));
+        assert_eq!(result.code, Some(0), "{name} failed: {report}");
+        let ops = parse_ops(&result.stdout, name)
+            .unwrap_or_else(|| panic!("no `{name}: OK ... ops=N` line in the output: {report}"));
         if round.is_none() {
-            assert!(
-                ops >= p.min_ops,
-                "protocol_stress ran only {ops} operations, want at least {}: {report}",
-                p.min_ops
-            );
+            assert!(ops >= p.min_ops, "{name} ran only {ops} operations, want at least {}: {report}", p.min_ops);
         }
         total_ops += ops;
         println!(
-            "protocol_tsan (checked={checked}, seed={}, threads={}): {ops} barrier operations under ThreadSanitizer \
-             in {:.1} s",
+            "protocol_tsan ({name}, checked={checked}, seed={}{threads}): {ops} barrier operations under \
+             ThreadSanitizer in {:.1} s",
             p.seed,
-            p.threads,
             elapsed.as_secs_f64()
         );
     }
     if !replaying {
         assert!(
-            total_ops >= MIN_OPS_PER_TEST,
-            "the runs executed {total_ops} operations in all, want at least {MIN_OPS_PER_TEST}"
+            total_ops >= program.min_ops_per_test,
+            "the runs executed {total_ops} operations in all, want at least {}",
+            program.min_ops_per_test
         );
     }
     println!(
-        "protocol_tsan (checked={checked}): {total_ops} barrier operations in {} run(s) in {:.1} s",
+        "protocol_tsan ({name}, checked={checked}): {total_ops} barrier operations in {} run(s) in {:.1} s",
         plans.len(),
         all.elapsed().as_secs_f64()
     );

@@ -1005,7 +1005,9 @@ struct word_of;
 template <xb::thread_scope S, class C>
 struct word_of<xb::barrier<S, C>> {
   using engine = typename xb::detail::engine_for<S, C>::type;
-  static constexpr bool direct = std::is_same<engine, xb::detail::direct_engine<S>>::value;
+  // A barrier of system scope runs the direct engine behind system_engine (its shared form).
+  static constexpr bool direct = std::is_same<engine, xb::detail::direct_engine<S>>::value ||
+                                 std::is_same<engine, xb::detail::system_engine<xb::detail::direct_engine<S>>>::value;
   static WordState decode(uint64_t s) {
     WordState w;
     if constexpr (direct) {

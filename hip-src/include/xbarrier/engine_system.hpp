@@ -125,11 +125,13 @@ struct system_split {
     return platform::poll<ms>(count(w)) > phase && platform::poll<ms>(other(w)) > phase;
   }
   // The phase in progress: the lower of the two counts (a side that ran ahead waits for the
-  // other); once both sides have left, the last phase's successor, where the barrier stays.
+  // other); once both sides have left, the higher one: the side that left last completed
+  // the last phase alone, and the barrier stays at its successor.
   static XB_INLINE uint64_t current(const uint64_t* w) {
     const uint64_t mine = platform::poll<ms>(count(w));
     const uint64_t theirs = platform::poll<ms>(other(w));
-    return (mine < theirs ? mine : theirs) & ~left;
+    if ((mine & theirs & left) != 0) return (mine > theirs ? mine : theirs) & ~left;
+    return mine < theirs ? mine : theirs;
   }
 
   // Polls until `ready` holds or, with a timeout, `timeout_ns` has passed; bounded in checked
