@@ -110,6 +110,7 @@ CHECKS=(
   "stale_token.device|stale_token|-DGM_PROTO=gm::device"
   "system_split|system_split|"
   "system_split.checked|system_split|-DXB_CHECKED=1"
+  "system_split.three|system_split_three|"
   "system_split_drop|system_split_drop|"
   "system_split_drop.early|system_split_drop|-DGM_EARLY_DROP=1"
   "system_split_drop.early.checked|system_split_drop|-DGM_EARLY_DROP=1 -DXB_CHECKED=1"
@@ -298,7 +299,7 @@ sub('const uint64_t delta = ((uint64_t(update) << a_shift) - (drop ? 1 : 0)) * n
   "split-mirror-relaxed|include/xbarrier/engine_system.hpp|system_split|
 sub('platform::store<ms>(mirror(w), c, mem_order::release);', 'platform::store<ms>(mirror(w), c, mem_order::relaxed);')"
   # split form: this side's own C is stored relaxed (its waiters miss its share's arrivals)
-  "split-count-relaxed|include/xbarrier/engine_system.hpp|system_split|
+  "split-count-relaxed|include/xbarrier/engine_system.hpp|system_split.three|
 sub('platform::store<ms>(count(w), c, mem_order::release);\n', 'platform::store<ms>(count(w), c, mem_order::relaxed);\n')"
   # split form: a wait returns once this side's share has completed the phase
   "split-done-ignores-other|include/xbarrier/engine_system.hpp|system_split|
