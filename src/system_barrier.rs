@@ -160,6 +160,8 @@ impl<B: Backend> SystemBarrier<B> {
     /// assert!(barrier.is_split());
     /// let token = barrier.arrive(1)?;
     /// assert!(!barrier.try_wait(&token)?, "the kernels' share is not in");
+    /// // Each side has at least one participant: Error::InvalidArgument.
+    /// assert!(matches!(SystemBarrier::split(&device, 0, 64), Err(xbarrier::Error::InvalidArgument { .. })));
     /// # Ok(()) }
     /// ```
     ///
@@ -516,11 +518,16 @@ mod shim {
         Err(Error::Unsupported { backend, what: "SystemBarrier", reason: env!("XBAR_SYSTEM_SHIM_MISSING").into() })
     }
 
-    // Without the C++ side `layout` fails first, so these are never called.
+    // Without the C++ side `layout` fails first, so these are never called. Each has the
+    // contract of the C++ function it stands for (hip-src/host/system_barrier.cpp).
+    /// # Safety
+    /// Never called (see above).
     #[cfg(not(xbarrier_system_shim))]
     pub(super) unsafe fn xb_system_init(_: *mut c_void, _: i64, _: *mut FaultBytes) -> i32 {
         unreachable!("SystemBarrier::new fails without the C++ side")
     }
+    /// # Safety
+    /// Never called (see above).
     #[cfg(not(xbarrier_system_shim))]
     pub(super) unsafe fn xb_system_split_init(
         _: *mut c_void,
@@ -533,6 +540,8 @@ mod shim {
     ) -> i32 {
         unreachable!("SystemBarrier::split fails without the C++ side")
     }
+    /// # Safety
+    /// Never called (see above).
     #[cfg(not(xbarrier_system_shim))]
     pub(super) unsafe fn xb_system_arrive(
         _: *mut c_void,
@@ -544,6 +553,8 @@ mod shim {
     ) -> i32 {
         unreachable!("SystemBarrier::new fails without the C++ side")
     }
+    /// # Safety
+    /// Never called (see above).
     #[cfg(not(xbarrier_system_shim))]
     pub(super) unsafe fn xb_system_arrive_and_drop(
         _: *mut c_void,
@@ -553,6 +564,8 @@ mod shim {
     ) -> i32 {
         unreachable!("SystemBarrier::new fails without the C++ side")
     }
+    /// # Safety
+    /// Never called (see above).
     #[cfg(not(xbarrier_system_shim))]
     pub(super) unsafe fn xb_system_test(_: *const c_void, _: *const u64, _: *mut u32, _: *mut FaultBytes) -> i32 {
         unreachable!("SystemBarrier::new fails without the C++ side")

@@ -84,11 +84,12 @@ const UNCHECKED_RUNS: [Plan; 3] =
     [plan(0x0dd_ba11, 2_500_000, 4), plan(0x5ca1_ab1e, 2_000_000, 2), plan(0xfee1_900d, 500_000, 8)];
 /// What each test must execute in all (the program counts executed operations; polls apart).
 const MIN_OPS_PER_TEST: u64 = 5_000_000;
-/// split_stress plans 1.5 * 10^6 arrivals and waits per test: about 12 s alone under TSAN on
-/// two cores, 17-22 s beside another of these tests.
-const SPLIT_CHECKED_RUNS: [Plan; 2] = [plan(0x5b11_7ed1, 1_000_000, 0), plan(0x0c0d_e5e5, 500_000, 0)];
-const SPLIT_UNCHECKED_RUNS: [Plan; 2] = [plan(0xa11_5ed5, 1_000_000, 0), plan(0x7a1e_a77e, 500_000, 0)];
-const SPLIT_MIN_OPS_PER_TEST: u64 = 1_500_000;
+/// split_stress plans 7.5 * 10^5 arrivals and waits per test, over two seeds (about 1,400
+/// rounds): the split form's hand-over is small beside the protocol under it, which the
+/// tests above stress.
+const SPLIT_CHECKED_RUNS: [Plan; 2] = [plan(0x5b11_7ed1, 500_000, 0), plan(0x0c0d_e5e5, 250_000, 0)];
+const SPLIT_UNCHECKED_RUNS: [Plan; 2] = [plan(0xa11_5ed5, 500_000, 0), plan(0x7a1e_a77e, 250_000, 0)];
+const SPLIT_MIN_OPS_PER_TEST: u64 = 750_000;
 const RUN_LIMIT: Duration = Duration::from_secs(600);
 const TSAN_OPTIONS: &str = "halt_on_error=1 exitcode=66 second_deadlock_stack=1";
 

@@ -17,9 +17,10 @@ use crate::{Backend, Buffer, DeviceCopy, Error, Kernel, KernelArg, LaunchConfig,
 pub struct LaunchArg<'b, B: Backend> {
     value: KernelArg,
     buffer: Option<(usize, &'b InFlight<B>)>,
-    /// A second tracker of the same launch (an object in device memory that kernels use
-    /// beside memory shared with host threads: [`LaunchArg::system_object`]).
-    also: Option<&'b InFlight<B>>,
+    /// A second tracker of the same launch and its memory's device (an object in device
+    /// memory that kernels use beside memory shared with host threads:
+    /// [`LaunchArg::system_object`]).
+    also: Option<(usize, &'b InFlight<B>)>,
     /// Memory shared with host threads and other kernels while the launch runs: other
     /// streams' work on it is not waited for.
     concurrent: bool,
@@ -62,8 +63,8 @@ impl<'b, B: Backend> LaunchArg<'b, B> {
     ) -> LaunchArg<'b, B> {
         LaunchArg {
             value: object.arg(),
-            buffer: Some((object.device_ordinal(), shared.in_flight())),
-            also: Some(object.in_flight()),
+            buffer: Some((shared.device_ordinal(), shared.in_flight())),
+            also: Some((object.device_ordinal(), object.in_flight())),
             concurrent: true,
             checked: None,
         }
@@ -186,7 +187,8 @@ impl<'a, B: Backend> Launch<'a, B> {
         args: &[LaunchArg<'_, B>],
     ) -> Result<Launch<'a, B>> {
         for (index, arg) in args.iter().enumerate() {
-            if let Some((found, _)) = arg.buffer.filter(|&(d, _)| d != stream.device_ordinal()) {
+            let mut memories = arg.buffer.into_iter().chain(arg.also);
+            if let Some((found, _)) = memories.find(|&(d, _)| d != stream.device_ordinal()) {
                 return Err(Error::DeviceMismatch {
                     kernel: kernel.name().to_owned(),
                     what: format!("argument {} (a buffer)", index + 1),
@@ -211,7 +213,7 @@ impl<'a, B: Backend> Launch<'a, B> {
                 });
             }
         }
-        let buffers = || args.iter().flat_map(|a| a.buffer.map(|(_, in_flight)| in_flight).into_iter().chain(a.also));
+        let buffers = || args.iter().flat_map(|a| a.buffer.into_iter().chain(a.also).map(|(_, in_flight)| in_flight));
         for arg in args.iter().filter(|a| !a.concurrent) {
             if let Some((_, in_flight)) = arg.buffer {
                 in_flight.before_use(stream.shared())?;
@@ -235,7 +237,7 @@ impl<'a, B: Backend> Launch<'a, B> {
             matches!(&result, Err(Error::Fault(_) | Error::KernelException { .. } | Error::LaunchTimeout { .. }));
         if let (true, Err(e)) = (ran_and_failed, &result) {
             for arg in args.iter().filter(|a| a.concurrent) {
-                for in_flight in arg.buffer.map(|(_, in_flight)| in_flight).into_iter().chain(arg.also) {
+                for (_, in_flight) in arg.buffer.into_iter().chain(arg.also) {
                     in_flight.launch_failed(e);
                 }
             }

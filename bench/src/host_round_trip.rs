@@ -1,6 +1,6 @@
 //! Host <-> kernel round trips: one host thread and one kernel thread meet phase after phase.
-//! xb: a [`SystemBarrier`] both arrive and wait on (the kernel runs all phases in one
-//! launch), in its shared form and in its split form. The usual alternatives, in the same process: a kernel launch and a stream
+//! xb: a [`SystemBarrier`] both arrive and wait on, in its shared form and in its split form
+//! (the kernel runs all phases in one launch). The usual alternatives, in the same process: a kernel launch and a stream
 //! synchronize per phase, and a pair of flags in memory both sides reach (the host stores
 //! flag m and spins until the kernel echoes m). Microseconds per round trip, from the host's
 //! clock around the phases after the warm-up ones (the kernel's start is not in them).
@@ -48,8 +48,8 @@ pub(crate) fn run<B: Backend>(
     rows.into_iter()
         .map(|(row, which)| {
             let status = repeat(config, || match which {
-                0 => barrier(device, images, stream, phases, false),
-                3 => barrier(device, images, stream, phases, true),
+                0 => barrier(device, images, stream, phases, Form::Shared),
+                3 => barrier(device, images, stream, phases, Form::Split),
                 1 => launches(device, images, stream, phases),
                 _ => flags(device, images, stream, phases),
             });
@@ -92,17 +92,25 @@ fn beside_kernel<T: Send>(host: impl FnOnce() -> Result<T> + Send, launch: impl 
     })
 }
 
+/// The barrier's form: [`SystemBarrier::new`] or [`SystemBarrier::split`].
+enum Form {
+    Shared,
+    Split,
+}
+
 /// One launch runs every phase; the host thread times the phases after the warm-up ones.
-/// `split`: the split form, one participant a side.
 fn barrier<B: Backend>(
     device: &Device<B>,
     images: &Images<B>,
     stream: &Stream<B>,
     phases: u32,
-    split: bool,
+    form: Form,
 ) -> Result<Result<f64, String>> {
     let kernel = images.native.kernel("xbb_host_barrier")?;
-    let barrier = if split { SystemBarrier::split(device, 1, 1)? } else { SystemBarrier::new(device, 2)? };
+    let barrier = match form {
+        Form::Shared => SystemBarrier::new(device, 2)?,
+        Form::Split => SystemBarrier::split(device, 1, 1)?, // one participant a side
+    };
     let total = WARMUP_PHASES + phases;
     let host = || -> Result<f64> {
         for _ in 0..WARMUP_PHASES {

@@ -102,8 +102,8 @@ XB_EXPORT int xb_system_init(void* bar, int64_t expected, xb_fault_record* fault
 }
 
 // The split form (engine_system.hpp): `host` is the host threads' barrier (memory only the
-// host uses), `kernel` the kernels' (memory both sides reach, which no kernel uses yet),
-// each zero-filled, of xb_system_layout's size; `host_slot` and `kernel_slot` are the
+// host uses), `kernel` an image of the kernels' (which the caller copies to device memory
+// before any launch), each zero-filled, of xb_system_layout's size; `host_slot` and `kernel_slot` are the
 // zero-filled words where the host's and the kernels' counts are published, in memory both
 // sides reach at the same address, each on a cache line of its own.
 XB_EXPORT int xb_system_split_init(void* host, void* kernel, int64_t host_expected, int64_t kernel_expected,

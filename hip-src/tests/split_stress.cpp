@@ -69,9 +69,9 @@
 // Not reached: an arrival that lands in a share while its completion step runs, before the
 // step has stored the count. Every thread here waits for phase k before it arrives in k + 1,
 // and no wait returns before the step's store, so the arrivals that find a share's phase
-// claimed (protocol.hpp 3.; they do occur) all land after it. A drop landing earlier is
-// what GenMC found the step's read of the share's word must acquire (engine_system.hpp 4.);
-// the model checks (tools/genmc-check.sh) cover that order, and a relaxed read passes here.
+// claimed (protocol.hpp 3.; they do occur) all land after it. A drop landing earlier is why
+// the step's read of the share's word must acquire (engine_system.hpp 4.); the model checks
+// (tools/genmc-check.sh) cover that order, and a relaxed read passes here.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -568,6 +568,51 @@ std::atomic<int> g_round{0};
 std::atomic<uint64_t> g_round_start{0};
 std::atomic<bool> g_done{false};
 
+// A side runs ahead (engine_system.hpp 5.): side A (one participant) arrives for phases 0
+// and 1 before side B (one participant) has arrived at all. Its tokens name phases 0 and 1;
+// neither completes early; a wait on the older one is not stale (checked builds: no fault),
+// since the barrier is still in phase 0; the waits on a parity name the barrier's (the
+// slower side's) phase; once B arrives twice, both tokens complete. Deterministic; plain
+// host threads, run once before the rounds.
+void run_ahead_check() {
+  auto o = std::make_unique<Objects>();
+  Bar& a = o->bar[0].b;
+  Bar& b = o->bar[1].b;
+  init(&a, 1);
+  init(&b, 1);
+  split::init_side(access::word(a), 1, &o->pub[0].c, &o->pub[1].c);
+  split::init_side(access::word(b), 1, &o->pub[1].c, &o->pub[0].c);
+  xb::arrival_token t0 = a.arrive();
+  xb::arrival_token t1 = a.arrive();  // A's share of phase 0 is in: this one counts in phase 1
+  if (split::phase_of(t0.state()) != 0 || split::phase_of(t1.state()) != 1 || t0.parity() || !t1.parity())
+    fail(0, "run ahead: tokens name phases %llu and %llu, want 0 and 1",
+         (unsigned long long)split::phase_of(t0.state()), (unsigned long long)split::phase_of(t1.state()));
+  if (a.try_wait(xb::arrival_token(t0)) || a.try_wait(xb::arrival_token(t1)) ||
+      a.try_wait_for(xb::arrival_token(t0), xb::nanoseconds(1000)))
+    fail(0, "run ahead: a phase completed before side B arrived");
+  // The barrier is in phase 0 (B has not arrived): phase 0's parity is not complete, the
+  // previous phase of parity 1 counts as complete, on both sides.
+  for (Bar* side : {&a, &b})
+    if (side->try_wait_parity(false) || !side->try_wait_parity(true))
+      fail(0, "run ahead: the waits on a parity do not name the slower side's phase 0");
+  // B's second arrival waits until A has waited on t0: with phase 1 complete as well, t0
+  // would be two phases old, which cuda::barrier leaves undefined (a checked fault).
+  std::atomic<bool> waited_t0{false};
+  std::thread other([&b, &waited_t0] {
+    b.arrive_and_wait();
+    while (!waited_t0.load(std::memory_order_acquire)) std::this_thread::yield();
+    b.arrive_and_wait();
+  });
+  a.wait(std::move(t0));
+  waited_t0.store(true, std::memory_order_release);
+  a.wait(std::move(t1));
+  other.join();
+  // Phases 0 and 1 are complete: the barrier is in phase 2, of parity 0.
+  for (Bar* side : {&a, &b})
+    if (side->try_wait_parity(false) || !side->try_wait_parity(true))
+      fail(0, "run ahead: after two phases the waits on a parity do not name phase 2");
+}
+
 void watchdog() {
   while (!g_done.load(std::memory_order_relaxed)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -603,6 +648,7 @@ int main(int argc, char** argv) {
          (unsigned long long)min_ops, int(XB_CHECKED), only_round ? " (one round)" : "");
   fflush(stdout);
 
+  run_ahead_check();
   Stats total;
   uint64_t phases = 0, planned = 0, alone_phases = 0, late_phases = 0;
   int rounds = 0;

@@ -181,9 +181,10 @@ fn fault<B: Backend>(ctx: &Ctx<B>, form: Form) -> CaseResult {
     let config = LaunchConfig::new(1, threads).timeout(LAUNCH_LIMIT);
     let start = Instant::now();
     let (launched, hosts) = std::thread::scope(|s| {
-        // The second host thread arrives late, after the kernel's fault: the fault may have
-        // left a completion step claimed that nobody will publish, and an arrival that finds
-        // it waits inside the protocol, which must give up too.
+        // The second host thread arrives late, after the kernel's fault: in the shared form
+        // the fault may have left a completion step claimed that nobody will publish, and an
+        // arrival that finds it waits inside the protocol, which must give up too. (In the
+        // split form the host's share is its own: the late arrival returns, its wait gives up.)
         let barrier = &barrier;
         let hosts: Vec<_> = (0..HOST_THREADS)
             .map(|h| {

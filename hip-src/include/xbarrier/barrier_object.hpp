@@ -228,6 +228,17 @@ class barrier : private detail::step_slot<Completion, Scope> {
 #if XB_CHECKED
     const detail::token_phase t = token.phase();
     if (!t.known) return;
+    if constexpr (detail::state_words<Scope, Completion>::system_split) {
+      // The split form's phase is the slower side's: the token is stale once both sides
+      // have completed the phase after it (its own side alone may have run ahead).
+      using split = detail::system_split;
+      if (split::is_split(state_)) {
+        if (split::done(state_, t.phase + 1))
+          proto::fault(XB_FAULT_STALE_TOKEN, XB_OP_WAIT, state_, *state_, int64_t(t.phase),
+                       int64_t(split::current(state_)));
+        return;
+      }
+    }
     const uint64_t c = phase_counter::read(this->phases());
     const uint64_t s = detail::platform::template load<proto::ms>(state_, detail::mem_order::acquire);
     if (phase_counter::stale(t.phase, c, proto::W::parity(s)))

@@ -25,14 +25,17 @@
 // Why this is cuda::barrier's phase: phase k completes when both sides' shares have
 // completed their phase k, i.e. once both published counts exceed k.
 // 1. The share's completion step stores C = k + 1 (with release) before the protocol
-//    publishes the share's phase (protocol.hpp 2.), then stores it to w[2] (release, system
-//    scope). Completion steps of one share run one at a time in phase order (protocol.hpp
+//    publishes the share's phase (protocol.hpp 2.), then stores it where w[2] points
+//    (release). Completion steps of one share run one at a time in phase order (protocol.hpp
 //    3.), so each C is a sequence of increasing stores by one writer at a time.
 // 2. An arrival counted in share phase k reads C after its atomic: the atomic read the
 //    publish that began phase k (or waited for it), which the store of k preceded, so C >= k;
-//    and C <= k + 1 unless the share finished two more phases meanwhile, after which a wait
-//    on the token is undefined (cuda::barrier: a token of the current or the previous phase
-//    only). So k is C or C - 1, whichever has the arrival's parity; the token carries k.
+//    and C <= k + 1 unless the share finished two more phases in between, which takes this
+//    side's arrivals for phase k + 1 that do not wait for this one's read: threads arriving
+//    for others (an update above their own share), or the same thread again. So k is C or
+//    C - 1, whichever has the arrival's parity; the token carries k. (Where the share did
+//    finish two more phases, the token names k + 2: a wait on it waits longer. In the shared
+//    form, as on CUDA's hardware, such a token aliases the current phase the same way.)
 // 3. A wait for phase k returns once this side's C and the other side's published C exceed
 //    k, both read with acquire: the first synchronizes with this side's completer of k, which
 //    acquired every arrival of its share (protocol.hpp 4.); the second with the other side's
@@ -44,13 +47,16 @@
 //    below keep the count, for waits on a parity once both sides have left. The step reads
 //    the share's word for that with acquire: a drop counted in the next phase while the
 //    step runs may be what took the count to 0, and the other side, which returns from its
-//    waits on `left`, must see what the dropping thread wrote before its drop (found by
-//    GenMC: with a relaxed read, the other side's read of that data raced).
-// 5. Each side's arrivals count in its own share only: an arrival beyond the side's share of
-//    a phase is an over-arrival of that share (a fault in checked builds), even where the
-//    other side still owes arrivals; a side may run ahead, its share counting the next
-//    phases while the other side finishes. That is what the split form asks of its users:
-//    a participant is a host thread or a kernel thread, counted on its own side.
+//    waits on `left`, must see what the dropping thread wrote before its drop (with a
+//    relaxed read, GenMC finds the other side's read of that data racing).
+// 5. Each side's arrivals count in its own share only: one call with more arrivals than its
+//    side's share still expects is an over-arrival of that share (a fault in checked
+//    builds), even where the other side still owes arrivals; once a side's share of a phase
+//    is in, its next arrivals count toward the next phase (the side runs ahead) while the
+//    other side finishes. That is what the split form asks of its users: a participant is
+//    a host thread or a kernel thread, counted on its own side. The barrier's phase is the
+//    slower side's, so the waits on a parity name it (cuda::barrier's current or previous
+//    phase); a thread whose side ran ahead waits on its token, which names its own phase.
 // 6. Waits come after the arrival's completion step (protocol.hpp 5.): arrive() returns
 //    before any poll, and the waits poll both counts with the platform's wait back-off.
 #pragma once
@@ -69,7 +75,7 @@ struct system_split {
   using share = protocol<platform, thread_scope_system>;
   static constexpr mem_scope ms = mem_scope::system;
   static constexpr uint64_t left = uint64_t(1) << 62;  // 4.; above every phase number
-  static constexpr uint64_t phase_mask = ~uint64_t(0) >> 1;
+  static constexpr uint64_t token_phase_mask = ~uint64_t(0) >> 1;  // a token's phase number
 
   static XB_INLINE bool is_split(const uint64_t* w) { return w[3] != 0; }
   static XB_INLINE uint64_t* count(uint64_t* w) { return &w[1]; }
@@ -79,8 +85,8 @@ struct system_split {
 
   // A token names the phase: its number below bit 63, its parity in bit 63 (the parity
   // every engine's token has there).
-  static XB_INLINE constexpr uint64_t token_of(uint64_t phase) { return (phase & phase_mask) | (phase << 63); }
-  static XB_INLINE constexpr uint64_t phase_of(uint64_t token) { return token & phase_mask; }
+  static XB_INLINE constexpr uint64_t token_of(uint64_t phase) { return (phase & token_phase_mask) | (phase << 63); }
+  static XB_INLINE constexpr uint64_t phase_of(uint64_t token) { return token & token_phase_mask; }
 
   // One side's share of a fresh barrier, expecting `expected` of that side's arrivals per
   // phase; `published` is this side's slot, `other` the other side's (both zero-filled).
@@ -134,13 +140,14 @@ struct system_split {
     return mine < theirs ? mine : theirs;
   }
 
-  // Polls until `ready` holds or, with a timeout, `timeout_ns` has passed; bounded in checked
-  // builds as the protocol's waits are (a deadlock becomes a fault).
+  // Polls until `ready` holds or, with a timeout, `timeout_ns` has passed. Untimed waits are
+  // bounded in checked builds as the protocol's are (a deadlock becomes a fault); a timed
+  // one ends at its own timeout, however long.
   template <class Ready>
   static XB_INLINE bool poll_until(const uint64_t* w, Ready ready, bool timed, uint64_t timeout_ns) {
     uint32_t iteration = 0;
     const uint64_t start = (XB_CHECKED || timed) ? platform::now_ns() : 0;
-    const uint64_t bound = XB_CHECKED ? platform::wait_timeout_ns() : 0;
+    const uint64_t bound = XB_CHECKED && !timed ? platform::wait_timeout_ns() : 0;
     while (!ready()) {
       if (timed || (XB_CHECKED && bound != 0 && (iteration & 15) == 0)) {
         const uint64_t elapsed = platform::now_ns() - start;
@@ -190,9 +197,11 @@ struct system_split {
 };
 
 // barrier<thread_scope_system> without a completion function: the split form where its
-// fourth word says so, else `Base` on its first word (the shared form).
+// fourth word says so, else `Base` on its first word (the shared form). The copies bound to
+// a phase are Base's for both forms: they are done before the call returns (no barrier of
+// system scope takes bulk copies), so the caller's own arrival orders them.
 template <class Base>
-struct system_engine {
+struct system_engine : Base {
   using split = system_split;
 
   static XB_INLINE void init(uint64_t* w, ptrdiff_t expected, int64_t limit) {

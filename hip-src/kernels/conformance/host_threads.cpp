@@ -11,8 +11,8 @@ XB_INLINE unsigned exchange_value(unsigned p, unsigned slot) { return p * 265443
 
 // Every thread of the grid and `host_threads` host threads meet `phases` times. In phase p
 // each participant writes its slot of half p % 2 of `data` (kernel threads slots 0..K-1 in
-// grid order, host threads K..K+H-1), arrives and waits, then checks a slot of the other
-// side. `drop_side` 1: the last host thread leaves with arrive_and_drop in phase `drop_at`;
+// grid order, host threads K..K+H-1; kernel threads copy with xb::memcpy_async in odd
+// phases), arrives and waits, then checks a slot of the other side. `drop_side` 1: the last host thread leaves with arrive_and_drop in phase `drop_at`;
 // 2: the last block's threads do; 3: every host thread does, and the kernel goes on alone;
 // from then on nobody reads the leavers' slots.
 XB_KERNEL void xbc_host_threads_exchange(system_barrier* bar, unsigned* data, unsigned long long* report,
@@ -25,7 +25,12 @@ XB_KERNEL void xbc_host_threads_exchange(system_barrier* bar, unsigned* data, un
       bar->arrive_and_drop();
       return;
     }
-    data[(p % 2) * total + g] = xbc::exchange_value(p, g);
+    // Odd phases hand the value over with memcpy_async bound to the barrier's phase (done
+    // before the arrival orders it, on every target: no barrier of system scope takes bulk
+    // copies), even phases with a plain store.
+    const unsigned value = xbc::exchange_value(p, g);
+    if (p % 2) xb::memcpy_async(&data[total + g], &value, sizeof(unsigned), *bar);
+    else data[g] = value;
     bar->arrive_and_wait();
     const bool left = p >= drop_at;
     const unsigned hosts = host_threads - (left && drop_side == 1 ? 1u : left && drop_side == 3 ? host_threads : 0u);
