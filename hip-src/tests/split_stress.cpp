@@ -90,6 +90,8 @@
 
 #include <xbarrier/barrier.hpp>
 
+#include "stress_random.hpp"
+
 namespace {
 
 using Bar = xb::barrier<xb::thread_scope_system>;
@@ -145,27 +147,6 @@ extern "C" void __tsan_on_report(const void*) { on_abort(0); }
   fflush(stderr);
   std::_Exit(1);
 }
-
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-struct Rng {
-  uint64_t s;
-  explicit Rng(uint64_t seed) : s(seed) {}
-  uint64_t next() { return mix(s += 0x9e3779b97f4a7c15ull); }
-  uint32_t below(uint32_t n) { return n ? uint32_t(next() % n) : 0; }
-  bool chance(uint32_t num, uint32_t den) { return below(den) < num; }
-};
 
 // What thread t of side s writes before its arrival in phase k; never 0.
 uint64_t slot_value(int round, long k, int s, int t) {
