@@ -92,7 +92,7 @@
 
 #include <xbarrier/barrier.hpp>
 
-#include "stress_random.hpp"
+#include "stress_harness.hpp"
 
 namespace {
 
@@ -112,50 +112,18 @@ void set_op(StepOp op) {
 constexpr uint64_t kHangNs = 30000000000ull;  // our own polls give up after 30 s
 constexpr uint64_t kRoundHangNs = 90000000000ull;  // a round (milliseconds, normally) after 90 s
 
-uint64_t g_seed = 0, g_min_ops = 0;
+uint64_t g_min_ops = 0;
 int g_threads = 0;
 bool g_full_early = true;
 const char* g_argv0 = "protocol_stress";
 
-// The command lines that replay the run, and the current round alone; formatted by the
-// main thread before each round, so that a fault's SIGABRT handler can write them as they are.
-char g_replay[2048];
-size_t g_replay_len = 0;
-
 void format_replay(int round) {
-  const int n = snprintf(g_replay, sizeof g_replay,
-                         "protocol_stress: replay the run: PROTOCOL_STRESS_FULL_EARLY=%d %s %llu %llu %d\n"
-                         "protocol_stress: replay round %d alone: PROTOCOL_STRESS_FULL_EARLY=%d %s %llu 0 %d %d\n"
-                         "protocol_stress: (the binary was built with -DXB_CHECKED=%d; tests/protocol_tsan.rs "
-                         "prints the compile command)\n",
-                         int(g_full_early), g_argv0, (unsigned long long)g_seed, (unsigned long long)g_min_ops,
-                         g_threads, round, int(g_full_early), g_argv0, (unsigned long long)g_seed, g_threads, round,
-                         int(XB_CHECKED));
-  g_replay_len = n < 0 ? 0 : std::min(size_t(n), sizeof g_replay - 1);
-}
-
-// The protocol's checked faults abort() from the platform layer (a bare driver has no
-// launch to report to): say how to replay before the process dies.
-extern "C" void on_abort(int) {
-  if (g_replay_len) {
-    ssize_t ignored = write(2, g_replay, g_replay_len);
-    (void)ignored;
-  }
-}
-
-[[noreturn]] void fail(int round, const char* fmt, ...) {
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  fflush(stdout);
-  fprintf(stderr, "protocol_stress: FAIL seed=%llu round=%d: %s\n",
-          static_cast<unsigned long long>(g_seed), round, buf);
-  // g_replay names this round: main formats it before each round.
-  fwrite(g_replay, 1, g_replay_len, stderr);
-  fflush(stderr);
-  std::_Exit(1);
+  set_replay("protocol_stress: replay the run: PROTOCOL_STRESS_FULL_EARLY=%d %s %llu %llu %d\n"
+             "protocol_stress: replay round %d alone: PROTOCOL_STRESS_FULL_EARLY=%d %s %llu 0 %d %d\n"
+             "protocol_stress: (the binary was built with -DXB_CHECKED=%d; tests/protocol_tsan.rs "
+             "prints the compile command)\n",
+             int(g_full_early), g_argv0, (unsigned long long)g_seed, (unsigned long long)g_min_ops, g_threads, round,
+             int(g_full_early), g_argv0, (unsigned long long)g_seed, g_threads, round, int(XB_CHECKED));
 }
 
 // The values a participant / a tx completer writes for phase k; never 0.
@@ -1096,23 +1064,6 @@ xb::barrier<xb::thread_scope_block> g_block_empty;
 xb::barrier<xb::thread_scope_device, Completion> g_device_completion;
 xb::barrier<xb::thread_scope_system> g_system_empty;
 
-// A hang inside the protocol's own waits (wait(), wait_parity(): unbounded in unchecked
-// builds) would leave no replay line; the watchdog fails the round instead.
-std::atomic<int> g_round{0};
-std::atomic<uint64_t> g_round_start{0};
-std::atomic<bool> g_done{false};
-
-void watchdog() {
-  while (!g_done.load(std::memory_order_relaxed)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    const int round = g_round.load(std::memory_order_relaxed);
-    const uint64_t start = g_round_start.load(std::memory_order_relaxed);
-    if (round > 0 && now_ns() - start > kRoundHangNs)
-      fail(round, "the round has not finished after %llu s (a hang: a lost phase or a lost wake-up?)",
-           (unsigned long long)(kRoundHangNs / 1000000000ull));
-  }
-}
-
 // Each round's generator depends on the seed and the round number alone, so that one round
 // replays without the rounds before it.
 uint64_t round_seed(int round) { return mix(g_seed ^ mix(0x726f756e64ull + uint64_t(round))); }
@@ -1121,6 +1072,7 @@ uint64_t round_seed(int round) { return mix(g_seed ^ mix(0x726f756e64ull + uint6
 
 int main(int argc, char** argv) {
   g_argv0 = argv[0];
+  g_program = "protocol_stress";
   g_seed = argc > 1 ? strtoull(argv[1], nullptr, 0) : 0x5eedba77ull;
   const uint64_t min_ops = argc > 2 ? strtoull(argv[2], nullptr, 0) : 1000000ull;
   const int threads = argc > 3 ? atoi(argv[3]) : 4;
@@ -1150,7 +1102,7 @@ int main(int argc, char** argv) {
   const uint64_t t0 = now_ns();
   // Until the planned operations reach min_ops (executed ones are at least as many: probes
   // and polls come on top), so that seed, min_ops and threads fix the rounds that run.
-  std::thread dog(watchdog);
+  std::thread dog(watchdog, kRoundHangNs);
   for (int id = only_round ? only_round : 1; only_round ? id == only_round : planned < min_ops; ++id) {
     format_replay(id);
     g_round_start.store(now_ns(), std::memory_order_relaxed);

@@ -90,7 +90,7 @@
 
 #include <xbarrier/barrier.hpp>
 
-#include "stress_random.hpp"
+#include "stress_harness.hpp"
 
 namespace {
 
@@ -103,50 +103,21 @@ const char kSideName[2] = {'A', 'B'};
 constexpr uint64_t kHangNs = 30000000000ull;       // our own polls give up after 30 s
 constexpr uint64_t kRoundHangNs = 60000000000ull;  // a round (milliseconds, normally) after 60 s
 
-uint64_t g_seed = 0, g_min_ops = 0;
+uint64_t g_min_ops = 0;
 const char* g_argv0 = "split_stress";
 
-// The command lines that replay the run, and the current round alone; formatted by the
-// main thread before each round, so that a fault's SIGABRT handler can write them as they are.
-char g_replay[2048];
-size_t g_replay_len = 0;
-
 void format_replay(int round) {
-  const int n = snprintf(g_replay, sizeof g_replay,
-                         "split_stress: replay the run: %s %llu %llu\n"
-                         "split_stress: replay round %d alone: %s %llu 0 %d\n"
-                         "split_stress: (the binary was built with -DXB_CHECKED=%d; tests/protocol_tsan.rs "
-                         "prints the compile command)\n",
-                         g_argv0, (unsigned long long)g_seed, (unsigned long long)g_min_ops, round, g_argv0,
-                         (unsigned long long)g_seed, round, int(XB_CHECKED));
-  g_replay_len = n < 0 ? 0 : std::min(size_t(n), sizeof g_replay - 1);
-}
-
-// The protocol's checked faults abort() from the platform layer (a bare driver has no
-// launch to report to): say how to replay before the process dies.
-extern "C" void on_abort(int) {
-  if (g_replay_len) {
-    ssize_t ignored = write(2, g_replay, g_replay_len);
-    (void)ignored;
-  }
+  set_replay("split_stress: replay the run: %s %llu %llu\n"
+             "split_stress: replay round %d alone: %s %llu 0 %d\n"
+             "split_stress: (the binary was built with -DXB_CHECKED=%d; tests/protocol_tsan.rs "
+             "prints the compile command)\n",
+             g_argv0, (unsigned long long)g_seed, (unsigned long long)g_min_ops, round, g_argv0,
+             (unsigned long long)g_seed, round, int(XB_CHECKED));
 }
 
 // A ThreadSanitizer report ends the process (halt_on_error=1) without an abort: the runtime
 // calls this hook after printing it (a weak function of libtsan's; without TSAN, nobody does).
 extern "C" void __tsan_on_report(const void*) { on_abort(0); }
-
-[[noreturn]] void fail(int round, const char* fmt, ...) {
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  fflush(stdout);
-  fprintf(stderr, "split_stress: FAIL seed=%llu round=%d: %s\n", static_cast<unsigned long long>(g_seed), round, buf);
-  fwrite(g_replay, 1, g_replay_len, stderr);  // names this round: main formats it before each round
-  fflush(stderr);
-  std::_Exit(1);
-}
 
 // What thread t of side s writes before its arrival in phase k; never 0.
 uint64_t slot_value(int round, long k, int s, int t) {
@@ -543,11 +514,6 @@ void run_round(Round& r, Stats& total) {
            int(bars[s]->try_wait_parity(bool(P & 1))), P, r.last_drop(0), r.last_drop(1));
 }
 
-// A hang inside the barrier's own waits (wait(), wait_parity(): unbounded in unchecked
-// builds) would leave no replay line; the watchdog fails the round instead.
-std::atomic<int> g_round{0};
-std::atomic<uint64_t> g_round_start{0};
-std::atomic<bool> g_done{false};
 
 // A side runs ahead (engine_system.hpp 5.): side A (one participant) arrives for phases 0
 // and 1 before side B (one participant) has arrived at all. Its tokens name phases 0 and 1;
@@ -594,17 +560,6 @@ void run_ahead_check() {
       fail(0, "run ahead: after two phases the waits on a parity do not name phase 2");
 }
 
-void watchdog() {
-  while (!g_done.load(std::memory_order_relaxed)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    const int round = g_round.load(std::memory_order_relaxed);
-    const uint64_t start = g_round_start.load(std::memory_order_relaxed);
-    if (round > 0 && now_ns() - start > kRoundHangNs)
-      fail(round, "the round has not finished after %llu s (a hang: a lost phase or a lost wake-up?)",
-           (unsigned long long)(kRoundHangNs / 1000000000ull));
-  }
-}
-
 // Each round's generator depends on the seed and the round number alone, so that one round
 // replays without the rounds before it.
 uint64_t round_seed(int round) { return mix(g_seed ^ mix(0x73706c6974ull + uint64_t(round))); }
@@ -613,6 +568,7 @@ uint64_t round_seed(int round) { return mix(g_seed ^ mix(0x73706c6974ull + uint6
 
 int main(int argc, char** argv) {
   g_argv0 = argv[0];
+  g_program = "split_stress";
   g_seed = argc > 1 ? strtoull(argv[1], nullptr, 0) : 0x5b11d5eedull;
   const uint64_t min_ops = argc > 2 ? strtoull(argv[2], nullptr, 0) : 200000ull;
   const int only_round = argc > 3 ? atoi(argv[3]) : 0;  // replay this round alone
@@ -629,6 +585,7 @@ int main(int argc, char** argv) {
          (unsigned long long)min_ops, int(XB_CHECKED), only_round ? " (one round)" : "");
   fflush(stdout);
 
+  set_replay("split_stress: the run-ahead check, before the rounds, failed: %s reruns it\n", g_argv0);
   run_ahead_check();
   Stats total;
   uint64_t phases = 0, planned = 0, alone_phases = 0, late_phases = 0;
@@ -637,7 +594,7 @@ int main(int argc, char** argv) {
   int threads_hist[2 * kMaxSide + 1] = {};
   const uint64_t t0 = now_ns();
   // Until the planned operations reach min_ops, so that seed and min_ops fix the rounds.
-  std::thread dog(watchdog);
+  std::thread dog(watchdog, kRoundHangNs);
   for (int id = only_round ? only_round : 1; only_round ? id == only_round : planned < min_ops; ++id) {
     format_replay(id);
     g_round_start.store(now_ns(), std::memory_order_relaxed);
