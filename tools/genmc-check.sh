@@ -66,7 +66,8 @@ trap 'find /tmp -maxdepth 1 -name "__genmc.ll.*" -newer "$WORK/.start" -delete 2
 # Checks: name, program, extra compiler flags. Each runs under both models. .checked: the
 # checked build (XB_CHECKED=1: the misuse checks, which must not fire); .device: the wide
 # layout of device and system scope instead of block scope; .early: a drop during the
-# previous phase's completion step.
+# previous phase's completion step; .acq: completers acquire by acq_rel RMWs (CUDA's and the
+# host's platform form) instead of a fence after release RMWs (AMDGPU's, the default here).
 CHECKS=(
   "arrive_wait|arrive_wait|"
   "arrive_and_wait|arrive_and_wait|"
@@ -96,14 +97,19 @@ CHECKS=(
   "try_wait.device|try_wait|-DGM_PROTO=gm::device"
   "direct|direct|"
   "direct.block|direct|-DGM_DIRECT=gm::direct_block"
+  "direct.acq|direct|-DGM_ACQUIRING_RMW=1"
+  "direct.block.acq|direct|-DGM_DIRECT=gm::direct_block -DGM_ACQUIRING_RMW=1"
   "direct_tx|direct_tx|"
-  "direct_window|direct_window|"
-  "direct_window.device|direct_window|-DGM_DIRECT=gm::direct_device"
+  "direct_tx_first|direct_tx_first|"
+  "direct_window.block|direct_window|-DGM_DIRECT=gm::direct_block"
+  "direct_window|direct_window|-DGM_DIRECT=gm::direct_device"
   "arrive_wait.direct|arrive_wait|-DGM_PROTO=gm::direct_block"
   "arrive_and_wait.direct|arrive_and_wait|-DGM_PROTO=gm::direct_block"
   "arrive_and_wait.direct.wave|arrive_and_wait|-DGM_PROTO=gm::direct_block -DGM_WAVE=2"
   "arrive_and_wait.direct.device|arrive_and_wait|-DGM_PROTO=gm::direct_device"
   "arrive_and_wait.direct.device.wave|arrive_and_wait|-DGM_PROTO=gm::direct_device -DGM_WAVE=2"
+  "arrive_and_wait.direct.acq|arrive_and_wait|-DGM_PROTO=gm::direct_block -DGM_ACQUIRING_RMW=1"
+  "arrive_and_wait.direct.device.acq|arrive_and_wait|-DGM_PROTO=gm::direct_device -DGM_ACQUIRING_RMW=1"
   "tx_expect.direct|tx_expect|-DGM_PROTO=gm::direct_block"
   "try_wait.direct|try_wait|-DGM_PROTO=gm::direct_block"
   "stale_token|stale_token|"
@@ -263,34 +269,40 @@ sub(': (c2 & 1) == uint64_t(parity) ? token_phase{c2, true}', ': true ? token_ph
   # a token is stale when the count is two past it, whatever the word's parity
   "stale-ignores-parity|include/xbarrier/phase_count.hpp|stale_token|
 sub('(int64_t(c - phase) == 2 && (phase & 1) == uint64_t(word_parity))', '(int64_t(c - phase) == 2)')"
-  # direct layouts: the completer arms with E read afresh (a drop counted in the next phase
-  # would lower that phase's own count)
-  "direct-arm-fresh-expected|include/xbarrier/protocol.hpp|direct direct.block|
-sub('const uint64_t delta = arming(expected_of(now));', 'const uint64_t delta = arming(expected_of(P::template load<ms>(w, mem_order::relaxed)));')"
-  # direct layouts: an arming that completes the next phase does not arm the one after
-  "direct-arm-once|include/xbarrier/protocol.hpp|direct_window|
-sub('again = XB_UNLIKELY(carries(found, delta));', 'again = false;')"
-  # direct layouts: the arming is relaxed (it is the completer's acquire)
-  "direct-arm-relaxed|include/xbarrier/protocol.hpp|direct arrive_and_wait.direct|
-sub('const uint64_t found = claimed::leader_add(lanes, w, delta, mem_order::acq_rel);', 'const uint64_t found = claimed::leader_add(lanes, w, delta, mem_order::relaxed);')"
   # direct block layout: a tx-count other than 0 holds no arrival back
   "direct-tx-holds-nothing|include/xbarrier/protocol.hpp|tx_expect.direct direct_tx|
-sub('const int64_t held = (tx(old) == 0 && t != 0) ? 1 : (tx(old) != 0 && t == 0) ? -1 : 0;', 'const int64_t held = 0;')"
+sub('const int64_t held = (tx(base) == 0 && t != 0) ? 1 : (tx(base) != 0 && t == 0) ? -1 : 0;', 'const int64_t held = 0;')"
   # direct block layout: a tx operation that finds the next phase unarmed waits for R to
   # flip instead of for the arming (the phase it waits for needs its own update)
-  "direct-tx-waits-for-flip|include/xbarrier/protocol.hpp|direct_tx|
+  "direct-tx-waits-for-flip|include/xbarrier/protocol.hpp|direct_tx_first|
 sub('[r](uint64_t s) { return armed(s) || (s & r_bit) != r; }', '[r](uint64_t s) { return (s & r_bit) != r; }')"
-  # wide direct layout: arrive_and_wait's arrival is release only (a completer that returns
-  # without polling would not have acquired the phase's arrivals)
-  "direct-wide-arrival-release|include/xbarrier/protocol.hpp|direct arrive_and_wait.direct.device|
-sub('const mem_order order = waits ? mem_order::acq_rel : mem_order::release;', 'const mem_order order = mem_order::release;')"
-  # wide direct layout: the first arrival arms with E after its own drop (a drop counted in
-  # a phase would lower that phase's own count)
-  "direct-first-arm-own-drop|include/xbarrier/protocol.hpp|direct|
+  # direct layouts, fence form (AMDGPU's): arrive_and_wait's completer does not fence after
+  # its release RMW (it returns without having acquired the phase's arrivals)
+  "direct-completer-no-fence|include/xbarrier/protocol.hpp|direct direct.block arrive_and_wait.direct arrive_and_wait.direct.device|
+sub('      if (waits && !acquire_in_rmw) P::fence(ms, mem_order::acquire);\n', '')"
+  # direct layouts, acquiring form (CUDA's, the host's): arrive_and_wait's arrival is
+  # release only
+  "direct-arrival-release|include/xbarrier/protocol.hpp|direct.acq direct.block.acq arrive_and_wait.direct.acq arrive_and_wait.direct.device.acq|
+sub('const mem_order order = waits && acquire_in_rmw ? mem_order::acq_rel : mem_order::release;', 'const mem_order order = mem_order::release;')"
+  # direct layouts: the first arrival arms with E after its own drop (a drop counted in a
+  # phase would lower that phase's own count)
+  "direct-first-arm-own-drop|include/xbarrier/protocol.hpp|direct direct.block|
 sub('const uint64_t arm = arming(expected_of(old));', 'const uint64_t arm = arming(expected_of(old + delta));')"
-  # wide direct layout: arrive_and_wait's arming is relaxed (it may be the completer's acquire)
-  "direct-first-arm-relaxed|include/xbarrier/protocol.hpp|direct arrive_and_wait.direct.device|
-sub('claimed::leader_add(lanes, w, arm, waits ? mem_order::acq_rel : mem_order::relaxed)', 'claimed::leader_add(lanes, w, arm, mem_order::relaxed)')"
+  # direct layouts, acquiring form: arrive_and_wait's arming is release only (it may be the
+  # completer's acquire)
+  "direct-first-arm-release|include/xbarrier/protocol.hpp|direct.acq direct.block.acq arrive_and_wait.direct.acq arrive_and_wait.direct.device.acq|
+sub('const mem_order arm_order = waits && acquire_in_rmw ? mem_order::acq_rel : mem_order::release;', 'const mem_order arm_order = mem_order::release;')"
+  # direct block layout: a tx operation never arms an untouched phase (it waits for an
+  # arming that no arrival may come to make)
+  "direct-tx-never-arms|include/xbarrier/protocol.hpp|direct_tx direct_tx_first|
+sub('while (armed(old) || first_of_phase(old)) {', 'while (armed(old)) {')"
+  # direct block layout: a tx operation also arms a phase some arrival has reached (armed
+  # twice, the phase expects E more)
+  "direct-tx-arms-reached|include/xbarrier/protocol.hpp|direct_tx_first|
+sub('while (armed(old) || first_of_phase(old)) {', 'while (armed(old) || (!armed(old) && expected_of(old) != 0)) {')"
+  # direct layouts: every arrival that finds the phase unarmed arms it, not only the first
+  "direct-every-unarmed-arrival-arms|include/xbarrier/protocol.hpp|direct direct.block|
+sub('if (XB_UNLIKELY(no_arrivals(old))) {', 'if (XB_UNLIKELY(!armed(old))) {')"
   # direct layouts: a group's arrival counts one lane
   "direct-group-counts-one-lane|include/xbarrier/protocol.hpp|arrive_and_wait.direct.wave|
 sub('const uint64_t delta = ((uint64_t(update) << a_shift) - (drop ? 1 : 0)) * n;', 'const uint64_t delta = (uint64_t(update) << a_shift) - (drop ? 1 : 0);')"

@@ -5,7 +5,8 @@
 // GPU to run).
 //
 // Forms (every one is `iters` x arrive-and-wait of every thread of the block):
-//   xb            xb::barrier, emulated (the direct block layout, lane by lane)
+//   xb            xb::barrier, emulated (the direct block layout, lane by lane, each phase
+//                 armed by its first arrival)
 //   claimed       the claimed block layout's arrive_and_wait on a raw word (lane by lane):
 //                 a claim, then a publish, as barriers with a completion function take
 //   cccl fn       CCCL cuda::barrier with a completion function (its software barrier)
@@ -38,6 +39,16 @@
 //   xb meet       xb (the direct layout) lane by lane, meeting the same way
 //   claimed flag b/o
 //                 claimed flag, polling the flag with the protocol's back-off
+//   step2 fn      two words: the count word carries into a 2-bit phase number, the completer
+//                 runs the step, release-stores the phase number on a second word the
+//                 waiters poll, then arms the count word (fn arm1st: arms, then adds to the
+//                 phase word; no fn: without the step; fn b/o: with the protocol's back-off)
+//   xb first arms the direct block layout's skeleton armed by each phase's first arrival
+//                 (two raw atomics), as xb now arms it
+//   claimed fn unawaited
+//                 claimed fn whose completer does not wait for its publish's result: not a
+//                 correct barrier (it cannot see a next phase completed during its step),
+//                 a bound on what moving the publish off its path could save
 // Build and run from the repository root:
 //   nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -I hip-src/include \
 //        -o /tmp/emulated_forms bench/cpp/emulated_forms.cu
@@ -108,8 +119,9 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
     init(&cbar, blockDim.x, count_steps{&steps});
     if (form == 1) claimed::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
     if (form == 10) direct::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
-    if (form == 11 || form == 13 || form == 14 || form == 15 || form == 17) claimed::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
-    if (form == 16) direct::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
+    if (form == 11 || form == 13 || form == 14 || form == 15 || form == 17 || form == 23) claimed::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
+    if (form == 16 || form == 22) direct::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
+    if (form >= 18 && form <= 21) word = (((u64(1) << 21) - expected) << 41) | expected;
   }
   __syncthreads();
   u64 start = 0, target = 0;
@@ -231,7 +243,7 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
       // xb (the direct layout), lane by lane, meeting after the arrival and any arming.
       uint64_t* w = reinterpret_cast<uint64_t*>(&word);
       const unsigned lanes = __activemask();
-      const auto c = direct::arrive_as<false, true>(xb::detail::single_lane(), w, 1, false);
+      const auto c = direct::arrive_as<true>(xb::detail::single_lane(), w, 1, false);
       __syncwarp(lanes);
       if (!c.completed) claimed::wait_r(xb::detail::single_lane(), w, c.old, XB_OP_WAIT);
     } else if constexpr (form == 12) {
@@ -248,6 +260,71 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
         block_ref<u64>(word).fetch_add(u64(0) - (expected << count_shift), cuda::std::memory_order_relaxed);
       } else {
         while (block_ref<unsigned>(flag).load(cuda::std::memory_order_acquire) == parity) {}
+      }
+    } else if constexpr (form >= 18 && form <= 21) {
+      // Two words: the count word carries into a 2-bit phase number (bits 62-63) and the
+      // completer publishes on a second word P (phases published) that waiters poll. Lane
+      // by lane. 18: fn, release-store P, then arm; 19: fn, arm, then a release add on P;
+      // 20: as 18 without a step; 21: as 18 with the protocol's back-off in the wait.
+      constexpr unsigned a_shift = 41;
+      const u64 arming = ((u64(1) << 21) - expected) << a_shift;
+      const u64 delta = u64(1) << a_shift;
+      const u64 old = block_ref<u64>(word).fetch_add(delta, cuda::std::memory_order_acq_rel);
+      const unsigned q = unsigned(old >> 62);
+      if (((old ^ (old + delta)) >> 62) != 0) {
+        unsigned published = q + 1;
+        u64 e = old & ((u64(1) << 20) - 1);
+        bool again;
+        do {
+          if (form != 20) ++steps;
+          if (form == 19) {
+            const u64 found = block_ref<u64>(word).fetch_add(arming, cuda::std::memory_order_acq_rel);
+            block_ref<unsigned>(flag).fetch_add(1u, cuda::std::memory_order_release);
+            again = ((found ^ (found + arming)) >> 62) != 0;
+          } else {
+            block_ref<unsigned>(flag).store(published, cuda::std::memory_order_release);
+            const u64 found = block_ref<u64>(word).fetch_add(arming, cuda::std::memory_order_acq_rel);
+            again = ((found ^ (found + arming)) >> 62) != 0;
+          }
+          ++published;
+          (void)e;
+        } while (again);
+      } else if (form == 21) {
+        uint32_t iteration = 0;
+        while (((block_ref<unsigned>(flag).load(cuda::std::memory_order_acquire) - q - 1) & 2) != 0)
+          xb::detail::platform::wait_backoff(iteration);
+      } else {
+        while (((block_ref<unsigned>(flag).load(cuda::std::memory_order_acquire) - q - 1) & 2) != 0) {}
+      }
+    } else if constexpr (form == 22) {
+      // The direct block layout armed by each phase's first arrival (as device scope is),
+      // not by its completer; lane by lane.
+      uint64_t* w = reinterpret_cast<uint64_t*>(&word);
+      const u64 delta = u64(1) << direct::a_shift;
+      const u64 old = block_ref<u64>(word).fetch_add(delta, cuda::std::memory_order_acq_rel);
+      bool completed = direct::carries(old, delta);
+      if (direct::arrivals_of(old) == 0 && !direct::armed(old)) {
+        const u64 arm = direct::arming(direct::expected_of(old));
+        const u64 found = block_ref<u64>(word).fetch_add(arm, cuda::std::memory_order_acq_rel);
+        completed = direct::carries(found, arm);
+      }
+      if (!completed) claimed::wait_r(xb::detail::single_lane(), w, old, XB_OP_WAIT);
+    } else if constexpr (form == 23) {
+      // claimed fn whose completer does not wait for its publish's result (it cannot learn
+      // whether arrivals during its step completed the next phase: a bound on what a
+      // publish off the completer's path could save, not a correct barrier).
+      uint64_t* w = reinterpret_cast<uint64_t*>(&word);
+      const uint64_t delta = uint64_t(1) << claimed::L::a_shift;
+      const uint64_t old = block_ref<u64>(word).fetch_add(delta, cuda::std::memory_order_acq_rel);
+      if (claimed::still_collecting(old, delta)) {
+        claimed::wait_r(xb::detail::single_lane(), w, old, XB_OP_WAIT);
+      } else if (!claimed::W::all_arrived(old)) {
+        ++steps;
+        const uint64_t publish = claimed::W::r_bit - (uint64_t(claimed::W::expected(old)) << claimed::L::a_shift);
+        block_ref<u64>(word).fetch_add(publish, cuda::std::memory_order_release);
+      } else {
+        claimed::wait_claim_published(xb::detail::single_lane(), w, old & claimed::W::r_bit, XB_OP_ARRIVE);
+        claimed::wait_r(xb::detail::single_lane(), w, ~old, XB_OP_WAIT);
       }
     } else if constexpr (form == 7) {
       unsigned* high = reinterpret_cast<unsigned*>(&word) + 1;
@@ -274,8 +351,9 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
   // Sanity: the skeletons' parity must have flipped once per round.
   if (threadIdx.x == 0 && (form == 4 || form == 5 || form == 8 || form == 9) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && (form == 7 || form == 10) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
-  if (threadIdx.x == 0 && (form == 2 || (form >= 12 && form <= 15) || form == 17) && steps != rounds) atomicAdd(wrong, 1u);
-  if (threadIdx.x == 0 && form == 16 && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
+  if (threadIdx.x == 0 && (form == 2 || (form >= 12 && form <= 15) || form == 17 || form == 23) && steps != rounds) atomicAdd(wrong, 1u);
+  if (threadIdx.x == 0 && (form == 16 || form == 22) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
+  if (threadIdx.x == 0 && form >= 18 && form <= 21 && ((form == 19 ? flag : flag & 3) != (form == 19 ? rounds : rounds & 3) || (form != 20 && steps != rounds))) atomicAdd(wrong, 1u);
 }
 
 template <int form>
@@ -298,10 +376,11 @@ int main() {
   cudaMemset(wrong, 0, 4);
   const char* names[] = {"xb",      "claimed",      "cccl fn",      "counter",
                          "two-rmw", "two-rmw lanes", "two-rmw flag", "two-rmw 32",
-                         "two-rmw wait", "two-rmw match", "xb grouped", "claimed grouped", "flag lanes", "claimed flag", "claimed fn", "claimed meet", "xb meet", "claimed flag b/o"};
+                         "two-rmw wait", "two-rmw match", "xb grouped", "claimed grouped", "flag lanes", "claimed flag", "claimed fn", "claimed meet", "xb meet", "claimed flag b/o",
+                         "step2 fn", "step2 fn arm1st", "step2 no fn", "step2 fn b/o", "xb first arms", "claimed fn unawaited"};
   std::printf("%-16s %10s %10s %10s   (cycles per round trip, mean of %d blocks, best of 5)\n", "form", "128", "256",
               "1024", sms);
-  for (int form = 0; form < 18; ++form) {
+  for (int form = 0; form < 24; ++form) {
     std::printf("%-16s", names[form]);
     for (unsigned threads : {128u, 256u, 1024u}) {
       const auto run = [&] {
@@ -323,7 +402,13 @@ int main() {
           case 14: launch<14>(sms, threads, rounds, cycles, wrong); break;
           case 15: launch<15>(sms, threads, rounds, cycles, wrong); break;
           case 16: launch<16>(sms, threads, rounds, cycles, wrong); break;
-          default: launch<17>(sms, threads, rounds, cycles, wrong); break;
+          case 17: launch<17>(sms, threads, rounds, cycles, wrong); break;
+          case 18: launch<18>(sms, threads, rounds, cycles, wrong); break;
+          case 19: launch<19>(sms, threads, rounds, cycles, wrong); break;
+          case 20: launch<20>(sms, threads, rounds, cycles, wrong); break;
+          case 21: launch<21>(sms, threads, rounds, cycles, wrong); break;
+          case 22: launch<22>(sms, threads, rounds, cycles, wrong); break;
+          default: launch<23>(sms, threads, rounds, cycles, wrong); break;
         }
       };
       if (!probe::print_best_of_five(run, cycles, sms, rounds)) return 1;

@@ -29,12 +29,16 @@ pub struct LowerArgs {
     ptx: bool,
     /// Print only the fast path of the round-trip operations (arrive_and_wait): the
     /// instructions a non-last arrival whose first poll succeeds issues
-    #[arg(long, conflicts_with_all = ["ptx", "completing_wave", "sleeping_poll"])]
+    #[arg(long, conflicts_with_all = ["ptx", "completing_wave", "arming_wave", "sleeping_poll"])]
     fast_path: bool,
     /// AMD targets: print only the walk of the wave that completes the phase in a round trip
-    /// (its leader's arrival, the completion step's publish, no poll)
-    #[arg(long, conflicts_with_all = ["ptx", "sleeping_poll"])]
+    /// (its leader's arrival, the completion step's publish where there is one, no poll)
+    #[arg(long, conflicts_with_all = ["ptx", "arming_wave", "sleeping_poll"])]
     completing_wave: bool,
+    /// AMD targets: print only the walk of the wave whose arrival is its phase's first in a
+    /// round trip (its leader's arrival, the arming of the phase, a poll that succeeds)
+    #[arg(long, conflicts_with_all = ["ptx", "sleeping_poll"])]
+    arming_wave: bool,
     /// AMD targets: print only one poll of a round trip's wait loop at its longest sleep (the
     /// cycle from the poll back to it)
     #[arg(long, conflicts_with = "ptx")]
@@ -88,6 +92,8 @@ pub fn run(args: &LowerArgs) -> ExitCode {
         Some("--fast-path")
     } else if args.completing_wave {
         Some("--completing-wave")
+    } else if args.arming_wave {
+        Some("--arming-wave")
     } else if args.sleeping_poll {
         Some("--sleeping-poll")
     } else {
@@ -127,6 +133,9 @@ pub fn run(args: &LowerArgs) -> ExitCode {
             if let Some(path) = &code.completer {
                 let _ = write!(fast, ", completing wave {}", path.count());
             }
+            if let Some(path) = &code.arming {
+                let _ = write!(fast, ", arming wave {}", path.count());
+            }
             if let Some(path) = &code.sleeping_poll {
                 let _ = write!(fast, ", sleeping poll {}", path.count());
             }
@@ -138,6 +147,7 @@ pub fn run(args: &LowerArgs) -> ExitCode {
             let chosen = match walk {
                 Some("--fast-path") => Some(&code.fast_path),
                 Some("--completing-wave") => Some(&code.completer),
+                Some("--arming-wave") => Some(&code.arming),
                 Some(_) => Some(&code.sleeping_poll),
                 None => None,
             };

@@ -175,12 +175,24 @@ fn lower_takes_any_amd_target_the_compiler_knows() {
         assert!(output.status.success(), "{target}: {stderr}");
         assert!(stdout.contains(&format!("== arrive_and_wait on {target} default (unchecked)")), "{stdout}");
         assert!(stdout.contains("ds_add_rtn_u64") && stdout.trim_end().ends_with("s_endpgm"), "{stdout}");
-        // The header gives the other two walks, which their options list.
-        assert!(stdout.contains(", completing wave ") && stdout.contains(", sleeping poll "), "{stdout}");
+        // The header gives the other three walks, which their options list.
+        assert!(
+            stdout.contains(", completing wave ")
+                && stdout.contains(", arming wave ")
+                && stdout.contains(", sleeping poll "),
+            "{stdout}"
+        );
+        // The completer returns without polling; the arming wave arms, then polls.
         let output = xbar(&["lower", "--target", target, "--op", "arrive_and_wait", "--completing-wave"]);
         let (stdout, stderr) = text(&output);
         assert!(output.status.success(), "{target}: {stderr}");
+        assert_eq!(stdout.matches("ds_add_rtn_u64").count(), 1, "{stdout}");
+        assert!(!stdout.contains("ds_read_b64") && !stdout.contains("ds_load_b64"), "{stdout}");
+        let output = xbar(&["lower", "--target", target, "--op", "arrive_and_wait", "--arming-wave"]);
+        let (stdout, stderr) = text(&output);
+        assert!(output.status.success(), "{target}: {stderr}");
         assert_eq!(stdout.matches("ds_add_rtn_u64").count(), 2, "{stdout}");
+        assert!(stdout.contains("ds_read_b64") || stdout.contains("ds_load_b64"), "{stdout}");
         let output = xbar(&["lower", "--target", target, "--op", "arrive_and_wait", "--sleeping-poll"]);
         let (stdout, stderr) = text(&output);
         assert!(output.status.success(), "{target}: {stderr}");

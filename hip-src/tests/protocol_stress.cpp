@@ -1010,8 +1010,7 @@ void check_model(const Round& r, const Model& m, const WordState& final_word) {
   }
   const WordState& w = final_word;
   // The direct layouts decode alike armed or not: pending is E less the arrivals counted so
-  // far in a phase no first arrival has armed yet (device and system scope), and the block
-  // layout's completer arms the next phase before it returns.
+  // far in a phase no first arrival has armed yet.
   const bool same = w.parity == m.final_parity && w.expected == m.final_expected && w.pending == m.final_pending &&
                     w.tx == m.final_tx;
   if (!same)

@@ -57,9 +57,10 @@ fn compile_in(dir: &Path, clang: &Path, target: Target, checked: bool) -> Result
             })?);
             let fast_path = if op.is_round_trip() { crate::fast_path::amd(&intermediate) } else { None };
             let completer = if op.is_round_trip() { crate::fast_path::amd_completer(&intermediate) } else { None };
+            let arming = if op.is_round_trip() { crate::fast_path::amd_arming(&intermediate) } else { None };
             let sleeping_poll =
                 if op.is_round_trip() { crate::fast_path::amd_sleeping_poll(&intermediate) } else { None };
-            Ok((op, OpCode { instructions, intermediate, scratch_bytes, fast_path, completer, sleeping_poll }))
+            Ok((op, OpCode { instructions, intermediate, scratch_bytes, fast_path, completer, arming, sleeping_poll }))
         })
         .collect()
 }

@@ -22,10 +22,12 @@
 //!
 //! Why the shortest such walk is the non-last arriver whose first poll succeeds: every way
 //! through the kernel passes the arrival's atomic (or, skipping it, a later atomic on a
-//! longer way). A last arriver also runs the completion step (a second atomic, the publish),
-//! and a waiter whose poll fails takes the wait loop's back-edge and its sleeps; both only
-//! add lines, so the shortest walk leaves them out. What remains is: arrive, find the phase
-//! not claimed, skip the completion step, one poll that succeeds, the acquire fence, end.
+//! longer way). A last arriver returns without polling (and in the claimed layouts runs the
+//! completion step's publish first), the first arrival of a phase arms it with a second
+//! atomic, and a waiter whose poll fails takes the wait loop's back-edge and its sleeps;
+//! walks that poll after all that are only longer, so the shortest walk leaves them out.
+//! What remains is: arrive, find the phase neither completed nor to be armed, one poll
+//! that succeeds, the acquire fence, end.
 //! `xbar lower --fast-path` prints the walk, so that this can be read off.
 //!
 //! SASS branches are per thread: there the walk is one thread's (the lane that performs the
@@ -57,17 +59,27 @@ impl FastPath {
 /// entry reaches `s_endpgm` through an LDS atomic and then an LDS load, or when a branch
 /// names a label the text lacks.
 pub fn amd(function_asm: &str) -> Option<FastPath> {
-    shortest(&amd_lines(function_asm), &AMD, Lane::entry(), 1, true)
+    shortest(&amd_lines(function_asm), &AMD, Lane::entry(), 1, Poll::Required)
 }
 
 /// The walk of the wave whose leader completes a phase in a round trip: the shortest walk
-/// from the entry to `s_endpgm` through two LDS read-modify-write atomics (the wave's
-/// arrival, then the completion step's publish), followed by the leader's exec bit; a block
-/// the leader is masked off from may still run for the other lanes. No poll is required: the
-/// wave returns on its leader's acquire (protocol.hpp 6.). The count is what that wave
+/// from the entry to `s_endpgm` through the wave's arrival (an LDS read-modify-write
+/// atomic) that polls nowhere after it, followed by the leader's exec bit; a block the
+/// leader is masked off from may still run for the other lanes. The wave returns on its
+/// leader's acquire (protocol.hpp 6.), so only the completing wave ends without a poll: in
+/// the direct layouts its arrival carries into the phase bit, in the claimed layouts it
+/// also passes the completion step's publish, a second atomic. The count is what that wave
 /// issues when the step is empty (no completion function).
 pub fn amd_completer(function_asm: &str) -> Option<FastPath> {
-    shortest(&amd_lines(function_asm), &AMD, Lane::entry_among_others(), 2, false)
+    shortest(&amd_lines(function_asm), &AMD, Lane::entry_among_others(), 1, Poll::Forbidden)
+}
+
+/// The walk of the wave whose arrival is its phase's first in a round trip, in the direct
+/// layouts: the shortest walk from the entry to `s_endpgm` through two LDS read-modify-write
+/// atomics (the wave's arrival, then the arming of the phase, protocol.hpp's direct layouts,
+/// 3.) and then a poll that succeeds, followed by the leader's exec bit.
+pub fn amd_arming(function_asm: &str) -> Option<FastPath> {
+    shortest(&amd_lines(function_asm), &AMD, Lane::entry_among_others(), 2, Poll::Required)
 }
 
 /// One sleeping poll of a wait loop at its longest sleep: the shortest cycle from an LDS load
@@ -229,7 +241,7 @@ pub fn sass(listing: &[(u64, String)]) -> Option<FastPath> {
         lines.push(Line::Label(format!("{address:#x}")));
         lines.push(Line::Instruction(instruction.clone()));
     }
-    shortest(&lines, &SASS, Thread, 1, true)
+    shortest(&lines, &SASS, Thread, 1, Poll::Required)
 }
 
 /// The address a SASS branch names, if the instruction is one.
@@ -407,20 +419,35 @@ fn successors<'a>(lines: &'a [Line], isa: &Isa) -> Option<Graph<'a>> {
 
 /// Breadth-first search: every instruction costs one, so the first end reached with
 /// `atomics` atomics and then (where `needs_poll`) a poll seen ends a shortest walk.
-fn shortest<M: Machine>(lines: &[Line], isa: &Isa, entry: M, atomics: u8, needs_poll: bool) -> Option<FastPath> {
+/// What a walk does with polls after its atomic.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Poll {
+    /// It polls (the fast path).
+    Required,
+    /// It never polls (the completing wave).
+    Forbidden,
+}
+
+/// The shortest walk from the entry to an end through `atomics` atomics, with a poll after
+/// the last as `polls` says.
+fn shortest<M: Machine>(lines: &[Line], isa: &Isa, entry: M, atomics: u8, polls: Poll) -> Option<FastPath> {
     let Graph { instructions, next, ends } = successors(lines, isa)?;
     if instructions.is_empty() {
         return None;
     }
 
-    let start = State { at: 0, atomics: 0, poll: !needs_poll, machine: entry };
+    let start = State { at: 0, atomics: 0, poll: polls == Poll::Forbidden, machine: entry };
     let mut previous: HashMap<State<M>, Option<State<M>>> = HashMap::from([(start.clone(), None)]);
     let mut queue = VecDeque::from([start]);
     while let Some(state) = queue.pop_front() {
         let instruction = instructions[state.at];
         let is_atomic = (isa.atomic)(instruction);
-        // A poll counts after the last atomic the walk needs.
-        let poll = state.poll || (state.atomics == atomics && (isa.poll)(instruction));
+        // A poll counts after the last atomic; a walk that must not poll ends at one.
+        let polls_here = state.atomics == atomics && (isa.poll)(instruction);
+        if polls == Poll::Forbidden && polls_here {
+            continue;
+        }
+        let poll = state.poll || polls_here;
         let seen = state.atomics + u8::from(is_atomic && state.atomics < atomics);
         if ends[state.at] && seen == atomics && poll {
             let mut walk = vec![instruction.to_owned()];
@@ -461,6 +488,29 @@ mod tests {
         let asm = "k:\n\ts_mov_b32 s0, 0 ; comment\n\tds_add_rtn_u64 v[0:1], v0, v[0:1]\n\ts_waitcnt lgkmcnt(0)\n\
                    \tds_read_b64 v[2:3], v0\n\ts_endpgm\n";
         assert_eq!(count(asm), Some(5));
+    }
+
+    #[test]
+    fn the_completing_wave_polls_nowhere() {
+        let asm = "k:\n\tds_add_rtn_u64 v[0:1], v0, v[0:1]\n\ts_cbranch_scc1 .LBB0_1\n\tds_read_b64 v[2:3], v0\n\
+                   \ts_endpgm\n.LBB0_1:\n\ts_add_u32 s0, s0, 1\n\ts_endpgm\n";
+        assert_eq!(count(asm), Some(4));
+        assert_eq!(amd_completer(asm).map(|p| p.count()), Some(4));
+        assert_eq!(
+            amd_completer(asm).map(|p| p.instructions),
+            Some(vec![
+                "ds_add_rtn_u64 v[0:1], v0, v[0:1]".to_owned(),
+                "s_cbranch_scc1 .LBB0_1".to_owned(),
+                "s_add_u32 s0, s0, 1".to_owned(),
+                "s_endpgm".to_owned()
+            ])
+        );
+        assert_eq!(amd_arming(asm), None);
+        // Every way to the end polls: no completing walk.
+        assert_eq!(
+            amd_completer("k:\n\tds_add_rtn_u64 v[0:1], v0, v[0:1]\n\tds_read_b64 v[2:3], v0\n\ts_endpgm\n"),
+            None
+        );
     }
 
     #[test]

@@ -165,6 +165,9 @@ pub struct OpCode {
     /// On AMD targets, the round trip of the wave whose leader completes the phase
     /// ([`fast_path::amd_completer`]); `None` elsewhere.
     pub completer: Option<FastPath>,
+    /// On AMD targets, the round trip of the wave whose arrival is its phase's first and arms
+    /// it ([`fast_path::amd_arming`]; the direct layouts); `None` elsewhere.
+    pub arming: Option<FastPath>,
     /// On AMD targets, one poll of the round trip's wait loop at its longest sleep
     /// ([`fast_path::amd_sleeping_poll`]); `None` elsewhere.
     pub sleeping_poll: Option<FastPath>,

@@ -77,6 +77,7 @@ fn compile_in(
                     scratch_bytes: None,
                     fast_path,
                     completer: None,
+                    arming: None,
                     sleeping_poll: None,
                 },
             ))

@@ -503,9 +503,8 @@ struct protocol {
 // The direct layouts: barriers without a completion function, in unchecked builds. Here
 // nothing has to run between a phase's last arrival and its waiters, so the RMW that
 // completes a phase publishes it in the same atomic, and waiters wait for one atomic, not
-// for a claim and a publish. A second RMW re-arms the next phase, off the waiters' path:
-// the completer's at block and thread scope, the next phase's first arrival's at device
-// and system scope (7.).
+// for a claim and a publish. A second RMW arms the phase, made by its first arrival, off
+// the completer's path (3.).
 //
 //   block and thread scope (with a tx-count):
 //   63   62 ........... 42   41    40 ........... 20   19 .......... 0
@@ -526,52 +525,43 @@ struct protocol {
 //    it back to 0 gives it back. So A carries exactly when every arrival is in and T is 0
 //    (docs/mbarrier-semantics.md, P1: pending 0 and tx -16 is not complete), whichever
 //    operation gets there last. A phase ends with T = 0, so the next starts with T = 0.
-// 3. Phase 0 is armed by init. At block and thread scope the completer arms the next
-//    phase (device and system scope: 7.): it adds 2^a - E with E
-//    from its own completing RMW's result, so a drop counted in the completed phase (its
-//    own included) lowers the count from the next phase on, and a drop counted in the next
-//    one (in the window below) only from the one after, as cuda::barrier says. Arrivals
-//    that land between the carry and the arming are counted in the next phase: A counts
-//    them up from 0 and the arming adds to them rather than overwriting them; each gets R
-//    as flipped, the next phase's parity, as its token at once. If they are already all of
-//    the next phase, the arming RMW carries: the completer completed that phase as well
-//    and arms the one after (the loop in arm()).
+// 3. Phase 0 is armed by init; every later phase by its first operation. After the carry
+//    the word is unarmed with A = 0 (1.). The arrival that finds A = 0 in its own RMW's
+//    result is the phase's first, and adds 2^a - E with E from that same result: no
+//    operation of the phase preceded it, so no drop of this phase has lowered E yet, and
+//    drops counted in the completed phase have, so a drop lowers the count from the phase
+//    after the one it is counted in, as cuda::barrier says. Arrivals that land between the
+//    first one's RMW and its arming count on from 1; if they make up the phase, the arming
+//    RMW carries and its thread is the completer. Armed, A >= 2^a - E - 1 > 0, so the test
+//    fires once per phase and never in an armed one. Why the first arrival and not the
+//    completer: a completer that armed made a second dependent RMW before its own next
+//    arrival, and that arrival is the last of the next phase as often as not (it learnt of
+//    the phase's end first but left last): every phase waited for the arming (on an H100,
+//    the block round trip fell from 489 to 383 cycles at 128 threads, and a device-scope
+//    barrier's arming cost a round trip to memory per phase). The first arrival's arming
+//    overlaps the other arrivals of its phase instead.
 // 4. Armed and unarmed phases tell apart by bit 62: armed, A >= 2^a - E - 1 >= 2^(a-1)
-//    (E < 2^(a-1)); unarmed, A holds fewer arrivals than E. tx operations compare-and-swap
-//    on an armed phase only: one that finds the next phase unarmed waits for the arming, as
-//    on a claimed phase in the claimed layouts (it is never the thread that arms). Arrivals
-//    never wait for it: their fetch_add needs no armed phase.
+//    (E < 2^(a-1)); unarmed, A holds fewer arrivals than E. A tx operation compare-and-swaps
+//    on an armed phase, or on an unarmed one that nothing has reached yet (A = 0), which its
+//    swap arms as a first arrival would (3.). One that finds arrivals in an unarmed phase
+//    waits for the first arrival's arming, which that arrival makes before anything its own
+//    call waits for (protocol 5.). Arrivals never wait for it: their fetch_add needs no
+//    armed phase.
 // 5. Waiters poll R as in the claimed layouts. The carrying RMW continues the release
 //    sequences of every arrival and tx update of its phase (all are RMWs on the word), so a
 //    waiter that reads the flipped R synchronizes with all of them. No arrival reads what
-//    others published (there is no completion function), so arrivals are release RMWs (at
-//    block and thread scope; 7. says what device and system scope do instead). The
-//    arming is acq_rel: it is the completer's acquire (arrive_and_wait's completer returns
-//    without polling; the arming reads the carry's value or a later one, which continues
-//    the release sequences of every arrival of the phase), so that the arrivals, the fast
-//    path's atomic included, need none; and every RMW that is followed by data accesses
-//    then carries the whole sequence, as the AMDGPU ISA checks ask
-//    (docs/amd-memory-model.md). A completer arms unless everyone has dropped out (E = 0),
-//    after which no phase completes again; only an arrive or a drop can meet that, never
-//    arrive_and_wait, whose caller counts in the next phase (arm()'s may_empty). Waits
-//    come after the arming (protocol 5.).
+//    others published (there is no completion function), so arrivals and armings are
+//    release RMWs (an arming's thread released its data by its arrival already, but on
+//    AMDGPU its own release keeps the compiled code checkable: the ISA tests' lane model
+//    cannot tell that the lane that arms is the one that made the wave's arrival, whose
+//    release may sit inside that lane's branch). But arrive_and_wait's completer returns without
+//    polling, so there the RMW it completes the phase with, its arrival or its arming,
+//    must acquire: both are acq_rel where the platform finds that cheaper (CUDA, the
+//    host), else the completer fences with acquire once it knows (AMDGPU, where an acquire
+//    invalidates caches, on every arrival if the RMW carried it). Everyone dropped out
+//    (E = 0): the barrier never completes again, and nothing is armed.
 // 6. Lane groups (protocol 6.): the group's arrivals are one fetch_add by its leader, the
 //    result is broadcast, and the whole group decides alike; its leader arms.
-// 7. Device and system scope are armed by each phase's first arrival instead of its
-//    completer: a device-scope RMW takes a round trip to the device's memory, and the
-//    completer's arming held every phase back by one (the next phase cannot complete before
-//    the completer arrives in it), where the first arrival has to wait for everyone else
-//    anyway. After the carry the word is unarmed with A = 0 (1.); the arrival that finds
-//    A = 0 in its own RMW's result is the phase's first, and adds 2^a - E with E from that
-//    same result: no arrival of the phase preceded it, so no drop of this phase has lowered
-//    E yet, and drops counted in the completed phase have (3.'s rule). Armed, A >= 2^a - E
-//    > 0, so the test fires once per phase and never in an armed one. Arrivals that land
-//    between the first one's RMW and its arming count on; if they make up the phase, the
-//    arming RMW carries and its thread is the completer. Without a tx-count nothing else
-//    needs an armed phase. The completer then arms nothing (its RMW's acquire is the one
-//    arrive_and_wait relies on: there every RMW of the wide layouts is acq_rel, the arming
-//    too; arrive()'s arming publishes nothing and is relaxed). Everyone dropped out (E = 0):
-//    nothing is armed.
 // Checked builds keep the claimed layouts, whose state tells the checks how many arrivals
 // are pending at any time.
 // ---------------------------------------------------------------------------------------
@@ -580,7 +570,6 @@ struct direct_protocol {
   using claimed = protocol<P, Scope>;
   static constexpr mem_scope ms = scope_of(Scope);
   static constexpr bool has_tx = claimed::block_like;
-  static constexpr bool first_arrival_arms = !has_tx;  // 7. above
   static constexpr unsigned a_shift = has_tx ? 42 : 31;
   static constexpr unsigned a_bits = 63 - a_shift;  // A carries into R, bit 63
   static constexpr unsigned e_bits = has_tx ? 20 : 31;
@@ -631,76 +620,69 @@ struct direct_protocol {
     return ((old ^ (old + delta)) >> 63) != 0;
   }
 
-  // The completer arms the next phase (3.; block and thread scope: device and system scope
-  // are armed by each phase's first arrival, 7.); `now` is the word after its completing
-  // RMW. Every lane of the group gets the arming's result; the leader makes it.
-  template <bool may_empty, class G>
-  static XB_INLINE void arm(G lanes, uint64_t* w, uint64_t now) {
-    P::notify(w);  // wake parked waiters (the host backend parks idle workers)
-    // Everyone dropped out (E = 0): the barrier never completes again, and nothing is armed.
-    // Only an arrive or a drop can find that; arrive_and_wait's caller counts in the next
-    // phases, so E is at least 1 there, and its completer always acquires by the arming.
-    if (may_empty && expected_of(now) == 0) return;
-    bool again;
-    do {
-      const uint64_t delta = arming(expected_of(now));
-      const uint64_t found = claimed::leader_add(lanes, w, delta, mem_order::acq_rel);
-      now = found + delta;
-      // The arrivals before the arming were the whole next phase: the arming completed it.
-      again = XB_UNLIKELY(carries(found, delta));
-      if (again) P::notify(w);
-    } while (again && (!may_empty || expected_of(now) != 0));
+  // The phase's first operation finds it unarmed with nothing arrived (3.), unless
+  // everyone dropped out (E = 0), after which nothing is armed.
+  static XB_INLINE constexpr bool first_of_phase(uint64_t s) { return no_arrivals(s) && expected_of(s) != 0; }
+  // A = 0; where A lies in the high half, tested there alone (AMDGPU: one 32-bit test, not
+  // a 64-bit compare).
+  static XB_INLINE constexpr bool no_arrivals(uint64_t s) {
+    if constexpr (a_shift >= 32) return (uint32_t(s >> 32) & uint32_t(a_mask << (a_shift - 32))) == 0;
+    return arrivals_of(s) == 0;
   }
+  // How arrive_and_wait's RMWs acquire (5.): acq_rel where the platform finds that cheaper,
+  // else release (the arming relaxed) and an acquire fence once the thread has completed
+  // the phase, so that the arrivals that do not complete it need no acquire.
+  static constexpr bool acquire_in_rmw = P::template acquiring_rmw_is_cheap<ms>();
 
   // arrive(update) and arrive_and_drop() (which also lowers E by one per lane for later
   // phases), by a group of lanes. Returns the word as the group's RMW found it (its R bit
-  // is the token) and whether the group completed the phase.
+  // is the token) and whether the group completed the phase. `waits`: the caller returns
+  // without polling when the group completed the phase (arrive_and_wait), so the RMW it
+  // completed the phase with must acquire (5.).
   struct counted {
     uint64_t old;
     bool completed;
   };
-  // `waits`: the caller returns without polling when the group completed the phase
-  // (arrive_and_wait), so where the first arrival arms, its RMWs are its acquire (7.).
-  template <bool may_empty, bool waits = false, class G>
+  template <bool waits = false, class G>
   static XB_INLINE counted arrive_as(G lanes, uint64_t* w, ptrdiff_t update, bool drop) {
     const uint64_t n = lanes.size();
     const uint64_t delta = ((uint64_t(update) << a_shift) - (drop ? 1 : 0)) * n;
     lanes.gather();
-    if constexpr (first_arrival_arms) {
-      const mem_order order = waits ? mem_order::acq_rel : mem_order::release;
-      const uint64_t old = claimed::leader_add(lanes, w, delta, order);
-      bool completed = carries(old, delta);
-      if (XB_UNLIKELY(arrivals_of(old) == 0 && expected_of(old) != 0)) {  // the phase's first arrival
+    const mem_order order = waits && acquire_in_rmw ? mem_order::acq_rel : mem_order::release;
+    const uint64_t old = claimed::leader_add(lanes, w, delta, order);
+    bool completed = carries(old, delta);
+    // The A test alone first, E's inside: the fast path tests one half of the word.
+    if (XB_UNLIKELY(no_arrivals(old))) {
+      if (expected_of(old) != 0) {  // the phase's first arrival arms it (3.)
         const uint64_t arm = arming(expected_of(old));
-        const uint64_t found = claimed::leader_add(lanes, w, arm, waits ? mem_order::acq_rel : mem_order::relaxed);
+        const mem_order arm_order = waits && acquire_in_rmw ? mem_order::acq_rel : mem_order::release;
+        const uint64_t found = claimed::leader_add(lanes, w, arm, arm_order);
         completed = carries(found, arm);
       }
-      if (XB_UNLIKELY(completed)) P::notify(w);  // wake parked waiters (the host backend parks idle workers)
-      return {old, completed};
     }
-    const uint64_t old = claimed::leader_add(lanes, w, delta, mem_order::release);
-    const bool completed = carries(old, delta);
-    if (XB_UNLIKELY(completed)) arm<may_empty>(lanes, w, old + delta);
+    if (XB_UNLIKELY(completed)) {
+      if (waits && !acquire_in_rmw) P::fence(ms, mem_order::acquire);
+      P::notify(w);  // wake parked waiters (the host backend parks idle workers)
+    }
     return {old, completed};
   }
 
   static XB_DEVICE bool arrive(uint64_t* w, ptrdiff_t update, bool drop) {
     const auto lanes = P::lanes_here();
     const counted c = XB_LIKELY(lanes.agree(w, uint64_t(update) << 1 | uint64_t(drop)))
-                          ? arrive_as<true>(lanes, w, update, drop)
-                          : arrive_as<true>(single_lane(), w, update, drop);
+                          ? arrive_as(lanes, w, update, drop)
+                          : arrive_as(single_lane(), w, update, drop);
     return parity(c.old);
   }
 
-  // arrive() then wait(). The completer's acquire has acquired what every arrival and tx
-  // update of the phase released: its arming (acq_rel, 5.) at block and thread scope, its
-  // carrying RMW (an arrival's or a first arrival's arming, acq_rel here, 7.) at device and
-  // system scope. So it returns without the poll that would re-read its own carry. The
-  // other lanes of its group acquire by one poll of their own where the leader's acquire
-  // does not stand for theirs, whatever it reads: the broadcast follows the leader's RMW,
-  // so the poll reads that RMW's value or a later one, and every value from there on
-  // continues the release sequences of the phase's arrivals. The wait comes after the
-  // arming, which arrive_as() makes before it returns (protocol 5.).
+  // arrive() then wait(). The completer's carrying RMW (its arrival, or its arming as the
+  // phase's first arrival; acq_rel, 5.) read from the release sequence of every arrival and
+  // tx update of the phase, so it returns without the poll that would re-read its own
+  // carry. The other lanes of its group acquire by one poll of their own where the
+  // leader's acquire does not stand for theirs, whatever it reads: the broadcast follows
+  // the leader's RMW, so the poll reads that RMW's value or a later one, and every value
+  // from there on continues the release sequences of the phase's arrivals. The wait comes
+  // after the arming, which arrive_as() makes before it returns (protocol 5.).
   static XB_DEVICE void arrive_and_wait(uint64_t* w) {
     const auto lanes = P::lanes_here();
     if (XB_LIKELY(lanes.agree(w, 1))) arrive_and_wait_as(lanes, w);
@@ -708,7 +690,7 @@ struct direct_protocol {
   }
   template <class G>
   static XB_INLINE void arrive_and_wait_as(G lanes, uint64_t* w) {
-    const counted c = arrive_as<false, true>(lanes, w, 1, false);
+    const counted c = arrive_as<true>(lanes, w, 1, false);
     if (XB_LIKELY(!c.completed)) {
       claimed::wait_r(lanes, w, c.old, XB_OP_WAIT);
       return;
@@ -720,23 +702,24 @@ struct direct_protocol {
   }
 
   // arrive_tx (arrivals > 0), expect_tx (arrivals 0, tx > 0) and complete_tx (tx < 0), each
-  // one compare-and-swap on an armed phase (2., 4.). A lane that finds the next phase not
-  // yet armed leaves the loop, waits for the arming and tries again; its own call never
-  // arms, so the wait comes after anything its call must run (protocol 5.). The lane whose
-  // update completes the phase arms the next. Returns the parity of the phase it counted in.
+  // one compare-and-swap on an armed phase, or on an unarmed one nothing has reached yet,
+  // which the swap arms (2., 4.). A lane that finds arrivals in an unarmed phase leaves the
+  // loop, waits for the first arrival's arming and tries again; its own call arms nothing
+  // then, so the wait comes after anything its call must run (protocol 5.). Returns the
+  // parity of the phase it counted in.
   static XB_DEVICE bool tx_update(uint64_t* w, uint32_t arrivals, int64_t tx_delta) {
     static_assert(has_tx, "the tx-count exists in the block layout only");
     for (;;) {
       uint64_t old = P::template load<ms>(w, mem_order::relaxed);
-      uint64_t now = 0;
       uint32_t iteration = 0;
-      while (armed(old)) {
-        const int64_t t = tx(old) + tx_delta;
+      while (armed(old) || first_of_phase(old)) {
+        const uint64_t base = armed(old) ? old : old + arming(expected_of(old));
+        const int64_t t = tx(base) + tx_delta;
         // T leaving 0 holds one arrival back, T coming back to 0 gives it back (2.).
-        const int64_t held = (tx(old) == 0 && t != 0) ? 1 : (tx(old) != 0 && t == 0) ? -1 : 0;
-        now = with_tx(old + (uint64_t(int64_t(arrivals) - held) << a_shift), t);
+        const int64_t held = (tx(base) == 0 && t != 0) ? 1 : (tx(base) != 0 && t == 0) ? -1 : 0;
+        const uint64_t now = with_tx(base + (uint64_t(int64_t(arrivals) - held) << a_shift), t);
         if (P::template compare_exchange<ms>(w, old, now, mem_order::acq_rel)) {
-          if (((old ^ now) >> 63) != 0) arm<true>(single_lane(), w, now);
+          if (((old ^ now) >> 63) != 0) P::notify(w);  // it completed the phase
           return parity(old);
         }
         P::backoff(iteration);  // another thread's atomic landed

@@ -2,10 +2,9 @@
 // block scope with -DGM_DIRECT=gm::direct_block): exactly one RMW per phase carries into R
 // (the last arrival, or an arming RMW when the phase's arrivals all landed before it),
 // tokens carry the phase's parity, waiters and arrive_and_wait's completer see every
-// arrival's data, and each phase is armed with the right count: at device scope by its
-// first arrival, with the count that arrival's result holds; at block scope by the
-// previous phase's completer, with the count its own result holds (a drop counted in the
-// completed phase lowers it either way). Expected count 3.
+// arrival's data, and each phase is armed by its first arrival with the count that
+// arrival's result holds (a drop counted in the completed phase lowers it, a drop counted
+// in the phase itself does not). Expected count 3.
 // 3 threads, 2 phases: thread 0 arrive_and_wait, thread 1 arrive + wait on its token,
 // thread 2 arrive + wait in phase 0 and drops in phase 1, so the next phase expects 2.
 #include "platform.hpp"

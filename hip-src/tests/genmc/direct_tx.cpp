@@ -2,9 +2,9 @@
 // tx-count: a phase completes in the one RMW that brings its last arrival in with T at 0,
 // whichever operation that is (arrive_tx or complete_tx, also one landing before the
 // arrive_tx it pays for, so that T is negative for a while); a tx operation that finds the
-// next phase not yet armed (between the carry and the completer's arming) waits for the
-// arming and is counted in that phase. The bytes a complete_tx paid for are visible to the
-// waiters. (Arrivals and drops in that window: direct.cpp.) Expected count 1. 2 threads,
+// next phase unarmed with nothing arrived arms it in its own compare-and-swap and is
+// counted in that phase. The bytes a complete_tx paid for are visible to the waiters.
+// (A tx operation racing a first arrival's arming: direct_tx_first.cpp.) Expected count 1. 2 threads,
 // 2 phases: thread 0 writes phase k's payload, complete_tx(4) and waits for phase k;
 // thread 1 arrive_tx(1, 4) and waits on its token.
 #include "platform.hpp"

@@ -81,6 +81,16 @@ struct genmc_platform {
     if (genmc_waits) ++*genmc_waits;
   }
   static XB_INLINE void fence(mem_scope, mem_order o) { __atomic_thread_fence(static_cast<int>(o)); }
+  // As AMDGPU: a completer acquires by a fence (the weaker form), unless a check is built
+  // with -DGM_ACQUIRING_RMW=1 (CUDA's and the host's form: acq_rel RMWs).
+  template <mem_scope S>
+  static constexpr bool acquiring_rmw_is_cheap() {
+#ifdef GM_ACQUIRING_RMW
+    return true;
+#else
+    return false;
+#endif
+  }
 
   static XB_INLINE uint64_t now_ns() { return genmc_clock++; }
   // No time bound on checked waits: GenMC's liveness check finds the waits that never end.

@@ -97,9 +97,27 @@ pub fn completer_trial(label: &str, lowering: &Lowering, bound: usize) -> Trial 
     let walk = lowering.op(Op::ArriveAndWait).completer.clone();
     walk_trial(label, "completing wave", walk, bound, |instructions| {
         let adds = instructions.iter().filter(|i| mnemonic(i).starts_with("ds_add_rtn_u64")).count();
+        let polls = instructions
+            .iter()
+            .filter(|i| mnemonic(i).starts_with("ds_read") || mnemonic(i).starts_with("ds_load"))
+            .count();
+        let ends = instructions.last().is_some_and(|i| mnemonic(i) == "s_endpgm");
+        if adds != 1 || polls != 0 || !ends {
+            return Err("one ds_add_rtn_u64 (the arrival that completes the phase), no poll, then s_endpgm".into());
+        }
+        Ok(())
+    })
+}
+
+/// The walk of the wave whose arrival is its phase's first, which arms it (AMD targets;
+/// see [`xbarrier_lowering::fast_path::amd_arming`]), within `bound` instructions.
+pub fn arming_trial(label: &str, lowering: &Lowering, bound: usize) -> Trial {
+    let walk = lowering.op(Op::ArriveAndWait).arming.clone();
+    walk_trial(label, "arming wave", walk, bound, |instructions| {
+        let adds = instructions.iter().filter(|i| mnemonic(i).starts_with("ds_add_rtn_u64")).count();
         let ends = instructions.last().is_some_and(|i| mnemonic(i) == "s_endpgm");
         if adds != 2 || !ends {
-            return Err("two ds_add_rtn_u64 (arrival, publish), then s_endpgm".into());
+            return Err("two ds_add_rtn_u64 (the arrival, the arming), a poll, then s_endpgm".into());
         }
         Ok(())
     })

@@ -162,6 +162,13 @@ struct amdgcn_platform {
   static XB_INLINE void after_poll() {
     XB_AMDGCN_FENCE_AT(__ATOMIC_ACQUIRE, S);
   }
+  // An acquire invalidates caches (buffer_gl0_inv, global_inv, buffer_wbinvl1_vol, ...):
+  // carried by every arrival's RMW it would cost each arrival that, where only the thread
+  // that completes a phase needs it. The completer fences instead.
+  template <mem_scope S>
+  static constexpr bool acquiring_rmw_is_cheap() {
+    return false;
+  }
 
   static XB_INLINE void fence(mem_scope s, mem_order o) {
     switch (o) {

@@ -133,6 +133,13 @@ struct cuda_platform {
   }
   template <mem_scope S>
   static XB_INLINE void after_poll() {}
+  // An acq_rel RMW is the cheaper acquire for a completer: at CTA scope ptxas emits the same
+  // MEMBAR.ALL.CTA and atomic for acq_rel as for release, at GPU and system scope it adds a
+  // CCTL.IVALL, where an acquire fence on the completer's path would be a second MEMBAR.
+  template <mem_scope S>
+  static constexpr bool acquiring_rmw_is_cheap() {
+    return true;
+  }
 
   // Arrivals go lane by lane unless XB_GROUP_LANES (config.hpp): each lane's fetch_add on a
   // word the warp shares is combined by ptxas into one atomic per warp, with each lane's

@@ -106,6 +106,12 @@ struct host_platform {
   }
   template <mem_scope S>
   static XB_INLINE void after_poll() {}
+  // Acquiring RMWs, not fences, for the same reason (and on x86-64 every atomic RMW is a
+  // full barrier anyway).
+  template <mem_scope S>
+  static constexpr bool acquiring_rmw_is_cheap() {
+    return true;
+  }
 
   static XB_INLINE void fence(mem_scope, mem_order o) { __atomic_thread_fence(static_cast<int>(o)); }
   // No asynchronous copies here: a block-scope fence orders the thread's writes before them.

@@ -78,6 +78,7 @@ struct probe_function {
 
 // Scoped atomics on the 8-byte barrier word.
 XB_SCOPED_PRIMITIVE(load, uint64_t, P::template load<S>(declval<const uint64_t*>(), mem_order::acquire))
+XB_SCOPED_PRIMITIVE(acquiring_rmw_is_cheap, bool, P::template acquiring_rmw_is_cheap<S>())
 XB_SCOPED_PRIMITIVE(store, void, P::template store<S>(declval<uint64_t*>(), uint64_t(), mem_order::release))
 XB_SCOPED_PRIMITIVE(fetch_add, uint64_t, P::template fetch_add<S>(declval<uint64_t*>(), uint64_t(), mem_order::acq_rel))
 XB_SCOPED_PRIMITIVE(compare_exchange, bool,
@@ -129,6 +130,7 @@ constexpr bool check() {
              "template <mem_scope> static bool compare_exchange(uint64_t*, uint64_t& expected, uint64_t, mem_order)");
   XB_REQUIRE(poll, "template <mem_scope> static uint64_t poll(const uint64_t*)");
   XB_REQUIRE(after_poll, "template <mem_scope> static void after_poll()");
+  XB_REQUIRE(acquiring_rmw_is_cheap, "template <mem_scope> static constexpr bool acquiring_rmw_is_cheap()");
   XB_REQUIRE(backoff, "static void backoff(uint32_t& iteration)");
   XB_REQUIRE(wait_backoff, "static void wait_backoff(uint32_t& iteration)");
   XB_REQUIRE(relax, "static void relax()");
