@@ -45,6 +45,9 @@
 //                 phase word; no fn: without the step; fn b/o: with the protocol's back-off)
 //   xb first arms the direct block layout's skeleton armed by each phase's first arrival
 //                 (two raw atomics), as xb now arms it
+//   step2 fn far u64
+//                 step2 fn b/o with the phase word a 64-bit word 128 bytes from the count
+//                 word, polled as the protocol polls
 //   claimed fn unawaited
 //                 claimed fn whose completer does not wait for its publish's result: not a
 //                 correct barrier (it cannot see a next phase completed during its step),
@@ -106,6 +109,7 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
   __shared__ u64 word;
   __shared__ unsigned flag;
   __shared__ unsigned steps;
+  __shared__ alignas(128) u64 far_flag;  // form 24: a 64-bit phase word 128 bytes from the rest
   __shared__ xb::barrier<xb::thread_scope_block> xbar;
 #pragma nv_diag_suppress static_var_with_dynamic_init
   __shared__ cuda::barrier<cuda::thread_scope_block, count_steps> cbar;
@@ -114,6 +118,7 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
   if (threadIdx.x == 0) {
     word = 0;
     flag = 0;
+    far_flag = 0;
     steps = 0;
     init(&xbar, blockDim.x);
     init(&cbar, blockDim.x, count_steps{&steps});
@@ -121,7 +126,7 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
     if (form == 10) direct::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
     if (form == 11 || form == 13 || form == 14 || form == 15 || form == 17 || form == 23) claimed::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
     if (form == 16 || form == 22) direct::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
-    if (form >= 18 && form <= 21) word = (((u64(1) << 21) - expected) << 41) | expected;
+    if ((form >= 18 && form <= 21) || form == 24) word = (((u64(1) << 21) - expected) << 41) | expected;
   }
   __syncthreads();
   u64 start = 0, target = 0;
@@ -296,6 +301,29 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
       } else {
         while (((block_ref<unsigned>(flag).load(cuda::std::memory_order_acquire) - q - 1) & 2) != 0) {}
       }
+    } else if constexpr (form == 24) {
+      // step2 fn with the phase word a 64-bit word of its own, 128 bytes from the count
+      // word, polled as the protocol polls (P::poll, the protocol's back-off).
+      constexpr unsigned a_shift = 41;
+      const u64 arming = ((u64(1) << 21) - expected) << a_shift;
+      const u64 delta = u64(1) << a_shift;
+      const u64 old = block_ref<u64>(word).fetch_add(delta, cuda::std::memory_order_acq_rel);
+      const u64 q = old >> 62;
+      if (((old ^ (old + delta)) >> 62) != 0) {
+        u64 published = q + 1;
+        bool again;
+        do {
+          ++steps;
+          block_ref<u64>(far_flag).store(published, cuda::std::memory_order_release);
+          const u64 found = block_ref<u64>(word).fetch_add(arming, cuda::std::memory_order_acq_rel);
+          again = ((found ^ (found + arming)) >> 62) != 0;
+          ++published;
+        } while (again);
+      } else {
+        uint32_t iteration = 0;
+        while (((xb::detail::platform::poll<xb::detail::mem_scope::block>(reinterpret_cast<uint64_t*>(&far_flag)) - q - 1) & 2) != 0)
+          xb::detail::platform::wait_backoff(iteration);
+      }
     } else if constexpr (form == 22) {
       // The direct block layout armed by each phase's first arrival (as device scope is),
       // not by its completer; lane by lane.
@@ -352,6 +380,7 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
   if (threadIdx.x == 0 && (form == 4 || form == 5 || form == 8 || form == 9) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && (form == 7 || form == 10) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && (form == 2 || (form >= 12 && form <= 15) || form == 17 || form == 23) && steps != rounds) atomicAdd(wrong, 1u);
+  if (threadIdx.x == 0 && form == 24 && ((far_flag & 3) != (rounds & 3) || steps != rounds)) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && (form == 16 || form == 22) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && form >= 18 && form <= 21 && ((form == 19 ? flag : flag & 3) != (form == 19 ? rounds : rounds & 3) || (form != 20 && steps != rounds))) atomicAdd(wrong, 1u);
 }
@@ -377,10 +406,10 @@ int main() {
   const char* names[] = {"xb",      "claimed",      "cccl fn",      "counter",
                          "two-rmw", "two-rmw lanes", "two-rmw flag", "two-rmw 32",
                          "two-rmw wait", "two-rmw match", "xb grouped", "claimed grouped", "flag lanes", "claimed flag", "claimed fn", "claimed meet", "xb meet", "claimed flag b/o",
-                         "step2 fn", "step2 fn arm1st", "step2 no fn", "step2 fn b/o", "xb first arms", "claimed fn unawaited"};
+                         "step2 fn", "step2 fn arm1st", "step2 no fn", "step2 fn b/o", "xb first arms", "claimed fn unawaited", "step2 fn far u64"};
   std::printf("%-16s %10s %10s %10s   (cycles per round trip, mean of %d blocks, best of 5)\n", "form", "128", "256",
               "1024", sms);
-  for (int form = 0; form < 24; ++form) {
+  for (int form = 0; form < 25; ++form) {
     std::printf("%-16s", names[form]);
     for (unsigned threads : {128u, 256u, 1024u}) {
       const auto run = [&] {
@@ -408,7 +437,8 @@ int main() {
           case 20: launch<20>(sms, threads, rounds, cycles, wrong); break;
           case 21: launch<21>(sms, threads, rounds, cycles, wrong); break;
           case 22: launch<22>(sms, threads, rounds, cycles, wrong); break;
-          default: launch<23>(sms, threads, rounds, cycles, wrong); break;
+          case 23: launch<23>(sms, threads, rounds, cycles, wrong); break;
+          default: launch<24>(sms, threads, rounds, cycles, wrong); break;
         }
       };
       if (!probe::print_best_of_five(run, cycles, sms, rounds)) return 1;
