@@ -362,6 +362,19 @@ fn must_fail() -> Vec<MustFail> {
                   poll(const uint64_t*)`"
             .into(),
     });
+    // A platform layer whose completer-acquire choice is not a constant expression.
+    out.push(MustFail {
+        name: "a platform layer whose acquiring_rmw_is_cheap is not constexpr does not compile".into(),
+        source: "#include <xbarrier/barrier.hpp>\n\
+                 struct runtime_choice : xb::detail::host_platform {\n\
+                   template <xb::detail::mem_scope S> static bool acquiring_rmw_is_cheap() { return true; }\n\
+                 };\n\
+                 static_assert(xb::detail::check_platform_interface<runtime_choice>(), \"\");\n"
+            .into(),
+        message: "xbarrier platform layer: missing or mistyped primitive `template <mem_scope> static constexpr bool \
+                  acquiring_rmw_is_cheap()`"
+            .into(),
+    });
     // A platform layer whose clock returns the wrong type.
     out.push(MustFail {
         name: "a platform layer with a mistyped now_ns does not compile".into(),

@@ -43,15 +43,19 @@
 //                 runs the step, release-stores the phase number on a second word the
 //                 waiters poll, then arms the count word (fn arm1st: arms, then adds to the
 //                 phase word; no fn: without the step; fn b/o: with the protocol's back-off)
-//   xb first arms the direct block layout's skeleton armed by each phase's first arrival
-//                 (two raw atomics), as xb now arms it
-//   step2 fn far u64
-//                 step2 fn b/o with the phase word a 64-bit word 128 bytes from the count
-//                 word, polled as the protocol polls
+//   xb first arms the direct block layout's skeleton, each phase armed by its first arrival
+//                 as xb arms it (two raw atomics, no lane tests)
 //   claimed fn unawaited
 //                 claimed fn whose completer does not wait for its publish's result: not a
 //                 correct barrier (it cannot see a next phase completed during its step),
 //                 a bound on what moving the publish off its path could save
+//   step2 fn far u64
+//                 step2 fn b/o with the phase word a 64-bit word 128 bytes from the count
+//                 word, polled as the protocol polls
+//   claimed fn cas
+//                 claimed fn whose completer publishes with one shared-space compare-and-swap
+//                 from the claimed state its own RMW made, the fetch_add only when that fails
+//   claimed cas   the same without the completion step
 // Build and run from the repository root:
 //   nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -I hip-src/include \
 //        -o /tmp/emulated_forms bench/cpp/emulated_forms.cu
@@ -124,7 +128,7 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
     init(&cbar, blockDim.x, count_steps{&steps});
     if (form == 1) claimed::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
     if (form == 10) direct::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
-    if (form == 11 || form == 13 || form == 14 || form == 15 || form == 17 || form == 23) claimed::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
+    if (form == 11 || form == 13 || form == 14 || form == 15 || form == 17 || form == 23 || form == 25 || form == 26) claimed::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
     if (form == 16 || form == 22) direct::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
     if ((form >= 18 && form <= 21) || form == 24) word = (((u64(1) << 21) - expected) << 41) | expected;
   }
@@ -278,7 +282,6 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
       const unsigned q = unsigned(old >> 62);
       if (((old ^ (old + delta)) >> 62) != 0) {
         unsigned published = q + 1;
-        u64 e = old & ((u64(1) << 20) - 1);
         bool again;
         do {
           if (form != 20) ++steps;
@@ -292,7 +295,6 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
             again = ((found ^ (found + arming)) >> 62) != 0;
           }
           ++published;
-          (void)e;
         } while (again);
       } else if (form == 21) {
         uint32_t iteration = 0;
@@ -323,6 +325,26 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
         uint32_t iteration = 0;
         while (((xb::detail::platform::poll<xb::detail::mem_scope::block>(reinterpret_cast<uint64_t*>(&far_flag)) - q - 1) & 2) != 0)
           xb::detail::platform::wait_backoff(iteration);
+      }
+    } else if constexpr (form == 25 || form == 26) {
+      // claimed fn whose completer publishes with one shared-space compare-and-swap from the
+      // claimed state its own RMW made (ATOMS.CAS.64), falling back to the fetch_add when an
+      // arrival or tx update landed in between. 26: without the completion step.
+      uint64_t* w = reinterpret_cast<uint64_t*>(&word);
+      const uint64_t delta = uint64_t(1) << claimed::L::a_shift;
+      const uint64_t old = block_ref<u64>(word).fetch_add(delta, cuda::std::memory_order_acq_rel);
+      if (claimed::still_collecting(old, delta)) {
+        claimed::wait_r(xb::detail::single_lane(), w, old, XB_OP_WAIT);
+      } else if (!claimed::W::all_arrived(old)) {
+        if (form == 25) ++steps;
+        uint64_t state = old + delta;
+        const uint64_t publish = claimed::W::r_bit - (uint64_t(claimed::W::expected(state)) << claimed::L::a_shift);
+        if (!xb::detail::platform::compare_exchange<xb::detail::mem_scope::block>(w, state, state + publish,
+                                                                                   xb::detail::mem_order::acq_rel))
+          claimed::complete(xb::detail::single_lane(), w, old + delta, none);
+      } else {
+        claimed::wait_claim_published(xb::detail::single_lane(), w, old & claimed::W::r_bit, XB_OP_ARRIVE);
+        claimed::wait_r(xb::detail::single_lane(), w, ~old, XB_OP_WAIT);
       }
     } else if constexpr (form == 22) {
       // The direct block layout armed by each phase's first arrival (as device scope is),
@@ -379,7 +401,7 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
   // Sanity: the skeletons' parity must have flipped once per round.
   if (threadIdx.x == 0 && (form == 4 || form == 5 || form == 8 || form == 9) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && (form == 7 || form == 10) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
-  if (threadIdx.x == 0 && (form == 2 || (form >= 12 && form <= 15) || form == 17 || form == 23) && steps != rounds) atomicAdd(wrong, 1u);
+  if (threadIdx.x == 0 && (form == 2 || (form >= 12 && form <= 15) || form == 17 || form == 23 || form == 25) && steps != rounds) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && form == 24 && ((far_flag & 3) != (rounds & 3) || steps != rounds)) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && (form == 16 || form == 22) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && form >= 18 && form <= 21 && ((form == 19 ? flag : flag & 3) != (form == 19 ? rounds : rounds & 3) || (form != 20 && steps != rounds))) atomicAdd(wrong, 1u);
@@ -406,10 +428,10 @@ int main() {
   const char* names[] = {"xb",      "claimed",      "cccl fn",      "counter",
                          "two-rmw", "two-rmw lanes", "two-rmw flag", "two-rmw 32",
                          "two-rmw wait", "two-rmw match", "xb grouped", "claimed grouped", "flag lanes", "claimed flag", "claimed fn", "claimed meet", "xb meet", "claimed flag b/o",
-                         "step2 fn", "step2 fn arm1st", "step2 no fn", "step2 fn b/o", "xb first arms", "claimed fn unawaited", "step2 fn far u64"};
+                         "step2 fn", "step2 fn arm1st", "step2 no fn", "step2 fn b/o", "xb first arms", "claimed fn unawaited", "step2 fn far u64", "claimed fn cas", "claimed cas"};
   std::printf("%-16s %10s %10s %10s   (cycles per round trip, mean of %d blocks, best of 5)\n", "form", "128", "256",
               "1024", sms);
-  for (int form = 0; form < 25; ++form) {
+  for (int form = 0; form < 27; ++form) {
     std::printf("%-16s", names[form]);
     for (unsigned threads : {128u, 256u, 1024u}) {
       const auto run = [&] {
@@ -438,7 +460,9 @@ int main() {
           case 21: launch<21>(sms, threads, rounds, cycles, wrong); break;
           case 22: launch<22>(sms, threads, rounds, cycles, wrong); break;
           case 23: launch<23>(sms, threads, rounds, cycles, wrong); break;
-          default: launch<24>(sms, threads, rounds, cycles, wrong); break;
+          case 24: launch<24>(sms, threads, rounds, cycles, wrong); break;
+          case 25: launch<25>(sms, threads, rounds, cycles, wrong); break;
+          default: launch<26>(sms, threads, rounds, cycles, wrong); break;
         }
       };
       if (!probe::print_best_of_five(run, cycles, sms, rounds)) return 1;

@@ -417,9 +417,7 @@ fn successors<'a>(lines: &'a [Line], isa: &Isa) -> Option<Graph<'a>> {
     Some(Graph { instructions, next, ends })
 }
 
-/// Breadth-first search: every instruction costs one, so the first end reached with
-/// `atomics` atomics and then (where `needs_poll`) a poll seen ends a shortest walk.
-/// What a walk does with polls after its atomic.
+/// What a walk does with polls after its last atomic.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Poll {
     /// It polls (the fast path).
@@ -429,7 +427,8 @@ enum Poll {
 }
 
 /// The shortest walk from the entry to an end through `atomics` atomics, with a poll after
-/// the last as `polls` says.
+/// the last as `polls` says. Breadth-first search: every instruction costs one, so the first
+/// end reached that way ends a shortest walk.
 fn shortest<M: Machine>(lines: &[Line], isa: &Isa, entry: M, atomics: u8, polls: Poll) -> Option<FastPath> {
     let Graph { instructions, next, ends } = successors(lines, isa)?;
     if instructions.is_empty() {

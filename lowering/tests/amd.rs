@@ -169,14 +169,17 @@ fn aggregated(target: Target, code: &OpCode) -> Result<(), String> {
 }
 
 /// protocol.hpp's "waits come last" (5.): a wave runs divergent branches one after the other,
-/// so a lane that polled before its wave's completer published would spin forever. In the
-/// arrivals no walk a wave can take leads from a wait loop's `s_sleep` to an LDS
-/// read-modify-write (after an arrival, the only one is the completion step's publish). The
-/// walks follow the structurizer's flags but not the data, and let a block the lane is
-/// masked off from run for other lanes, so they include walks no wave takes: this is
-/// stricter than the rule. In
-/// the tx operations the CAS loop's own back-off comes before the CAS (it waits for no other
-/// lane), and the claim wait's sleeps follow the last publish in the listing.
+/// so a lane that polled before its wave's completer published, or before the arrival that
+/// arms the phase armed it, would spin forever. In the arrivals no walk a wave can take
+/// leads from a wait loop's `s_sleep` to an LDS read-modify-write (after an arrival, the
+/// only ones are the completion step's publish and the direct layout's arming). The walks
+/// follow the structurizer's flags but not the data, and let a block the lane is masked off
+/// from run for other lanes, so they include walks no wave takes: this is stricter than the
+/// rule. In the tx operations the CAS loop's own back-off comes before the CAS (it waits for
+/// no other lane), and the claim wait's sleeps follow the last publish in the listing. The
+/// direct layout's tx operations make no RMW but their compare-and-swap, which may arm an
+/// untouched phase; no call ever waits for such an arming (a phase a swap armed is never
+/// reached and unarmed), so their sleeps precede nothing another lane waits for.
 fn waits_come_last(op: Op, code: &OpCode) -> Result<(), String> {
     let listing = || code.instructions.join("\n    ");
     let publish = code.instructions.iter().rposition(|i| i.starts_with("ds_add_rtn_u64"));

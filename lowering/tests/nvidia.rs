@@ -259,9 +259,8 @@ fn main() {
     // lane (emulated, sm_80) ptxas combines the warp's atomics with an election and shuffles
     // of its own; the grouped bound also fails where ptxas combines the lane group leader's
     // atomic with the warp's again. The protocol's counts include the test for a phase's
-    // first arrival, which arms it: six instructions that took the round trip from 459 to
-    // 377 cycles at 128 threads on an H100 by taking the arming off the completer's path
-    // (docs/performance.md).
+    // first arrival, which arms it (four to six instructions): arming there rather than by
+    // the completer is what makes the round trip faster (docs/performance.md).
     // The last field: whether the protocol groups lanes (the grouped variant, checked builds).
     let configs = [
         (Target::Sm90, Variant::Default, sm90_native as fn(Op) -> Expect, "SYNCS.ARRIVE", "SYNCS.PHASECHK", 8, None),

@@ -534,12 +534,11 @@ struct protocol {
 //    first one's RMW and its arming count on from 1; if they make up the phase, the arming
 //    RMW carries and its thread is the completer. Armed, A >= 2^a - E - 1 > 0, so the test
 //    fires once per phase and never in an armed one. Why the first arrival and not the
-//    completer: a completer that armed made a second dependent RMW before its own next
-//    arrival, and that arrival is the last of the next phase as often as not (it learnt of
-//    the phase's end first but left last): every phase waited for the arming (on an H100,
-//    the block round trip fell from 489 to 383 cycles at 128 threads, and a device-scope
-//    barrier's arming cost a round trip to memory per phase). The first arrival's arming
-//    overlaps the other arrivals of its phase instead.
+//    completer: a completer that armed would make a second dependent RMW before its own
+//    next arrival, and that arrival is the last of the next phase as often as not (it
+//    learns of the phase's end first but leaves last), so every phase would wait for the
+//    arming; the first arrival's arming overlaps the other arrivals of its phase instead
+//    (docs/performance.md has the cycles).
 // 4. Armed and unarmed phases tell apart by bit 62: armed, A >= 2^a - E - 1 >= 2^(a-1)
 //    (E < 2^(a-1)); unarmed, A holds fewer arrivals than E. A tx operation compare-and-swaps
 //    on an armed phase, or on an unarmed one that nothing has reached yet (A = 0), which its
@@ -630,8 +629,8 @@ struct direct_protocol {
     return arrivals_of(s) == 0;
   }
   // How arrive_and_wait's RMWs acquire (5.): acq_rel where the platform finds that cheaper,
-  // else release (the arming relaxed) and an acquire fence once the thread has completed
-  // the phase, so that the arrivals that do not complete it need no acquire.
+  // else release and an acquire fence once the thread has completed the phase, so that
+  // the arrivals that do not complete it need no acquire.
   static constexpr bool acquire_in_rmw = P::template acquiring_rmw_is_cheap<ms>();
 
   // arrive(update) and arrive_and_drop() (which also lowers E by one per lane for later
@@ -676,9 +675,9 @@ struct direct_protocol {
   }
 
   // arrive() then wait(). The completer's carrying RMW (its arrival, or its arming as the
-  // phase's first arrival; acq_rel, 5.) read from the release sequence of every arrival and
-  // tx update of the phase, so it returns without the poll that would re-read its own
-  // carry. The other lanes of its group acquire by one poll of their own where the
+  // phase's first arrival; acq_rel, or followed by an acquire fence, 5.) read from the
+  // release sequence of every arrival and tx update of the phase, so it returns without
+  // the poll that would re-read its own carry. The other lanes of its group acquire by one poll of their own where the
   // leader's acquire does not stand for theirs, whatever it reads: the broadcast follows
   // the leader's RMW, so the poll reads that RMW's value or a later one, and every value
   // from there on continues the release sequences of the phase's arrivals. The wait comes

@@ -78,7 +78,6 @@ struct probe_function {
 
 // Scoped atomics on the 8-byte barrier word.
 XB_SCOPED_PRIMITIVE(load, uint64_t, P::template load<S>(declval<const uint64_t*>(), mem_order::acquire))
-XB_SCOPED_PRIMITIVE(acquiring_rmw_is_cheap, bool, P::template acquiring_rmw_is_cheap<S>())
 XB_SCOPED_PRIMITIVE(store, void, P::template store<S>(declval<uint64_t*>(), uint64_t(), mem_order::release))
 XB_SCOPED_PRIMITIVE(fetch_add, uint64_t, P::template fetch_add<S>(declval<uint64_t*>(), uint64_t(), mem_order::acq_rel))
 XB_SCOPED_PRIMITIVE(compare_exchange, bool,
@@ -101,6 +100,14 @@ struct has_lanes_here<P, void_t<decltype(P::lanes_here())>> {
 // Fences and time.
 XB_PRIMITIVE(fence, void, P::fence(mem_scope::block, mem_order::seq_cst))
 XB_PRIMITIVE(fence_proxy_async, void, P::fence_proxy_async())
+// How a completer acquires: a constant expression (the protocol picks its orders at compile
+// time), checked by using it as a template argument.
+template <bool B>
+struct compile_time_bool {
+  static constexpr bool value = B;
+};
+XB_SCOPED_PRIMITIVE(acquiring_rmw_is_cheap, bool,
+                    bool(compile_time_bool<P::template acquiring_rmw_is_cheap<S>()>::value))
 XB_PRIMITIVE(now_ns, uint64_t, P::now_ns())
 XB_PRIMITIVE(wait_timeout_ns, uint64_t, P::wait_timeout_ns())
 // Memory.
