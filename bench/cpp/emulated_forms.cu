@@ -326,26 +326,6 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
         while (((xb::detail::platform::poll<xb::detail::mem_scope::block>(reinterpret_cast<uint64_t*>(&far_flag)) - q - 1) & 2) != 0)
           xb::detail::platform::wait_backoff(iteration);
       }
-    } else if constexpr (form == 25 || form == 26) {
-      // claimed fn whose completer publishes with one shared-space compare-and-swap from the
-      // claimed state its own RMW made (ATOMS.CAS.64), falling back to the fetch_add when an
-      // arrival or tx update landed in between. 26: without the completion step.
-      uint64_t* w = reinterpret_cast<uint64_t*>(&word);
-      const uint64_t delta = uint64_t(1) << claimed::L::a_shift;
-      const uint64_t old = block_ref<u64>(word).fetch_add(delta, cuda::std::memory_order_acq_rel);
-      if (claimed::still_collecting(old, delta)) {
-        claimed::wait_r(xb::detail::single_lane(), w, old, XB_OP_WAIT);
-      } else if (!claimed::W::all_arrived(old)) {
-        if (form == 25) ++steps;
-        uint64_t state = old + delta;
-        const uint64_t publish = claimed::W::r_bit - (uint64_t(claimed::W::expected(state)) << claimed::L::a_shift);
-        if (!xb::detail::platform::compare_exchange<xb::detail::mem_scope::block>(w, state, state + publish,
-                                                                                   xb::detail::mem_order::acq_rel))
-          claimed::complete(xb::detail::single_lane(), w, old + delta, none);
-      } else {
-        claimed::wait_claim_published(xb::detail::single_lane(), w, old & claimed::W::r_bit, XB_OP_ARRIVE);
-        claimed::wait_r(xb::detail::single_lane(), w, ~old, XB_OP_WAIT);
-      }
     } else if constexpr (form == 22) {
       // The direct block layout armed by each phase's first arrival (as device scope is),
       // not by its completer; lane by lane.
@@ -359,19 +339,27 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
         completed = direct::carries(found, arm);
       }
       if (!completed) claimed::wait_r(xb::detail::single_lane(), w, old, XB_OP_WAIT);
-    } else if constexpr (form == 23) {
-      // claimed fn whose completer does not wait for its publish's result (it cannot learn
-      // whether arrivals during its step completed the next phase: a bound on what a
-      // publish off the completer's path could save, not a correct barrier).
+    } else if constexpr (form == 23 || form == 25 || form == 26) {
+      // The claimed layout's publish changed. 23: the completer does not wait for its
+      // publish's result (it cannot learn whether arrivals during its step completed the
+      // next phase: a bound on what a publish off its path could save, not a correct
+      // barrier). 25: one shared-space compare-and-swap from the claimed state its own RMW
+      // made (ATOMS.CAS.64), the fetch_add of the protocol only when an arrival or tx update
+      // landed in between. 26: 25 without the completion step.
       uint64_t* w = reinterpret_cast<uint64_t*>(&word);
       const uint64_t delta = uint64_t(1) << claimed::L::a_shift;
       const uint64_t old = block_ref<u64>(word).fetch_add(delta, cuda::std::memory_order_acq_rel);
       if (claimed::still_collecting(old, delta)) {
         claimed::wait_r(xb::detail::single_lane(), w, old, XB_OP_WAIT);
       } else if (!claimed::W::all_arrived(old)) {
-        ++steps;
-        const uint64_t publish = claimed::W::r_bit - (uint64_t(claimed::W::expected(old)) << claimed::L::a_shift);
-        block_ref<u64>(word).fetch_add(publish, cuda::std::memory_order_release);
+        if (form != 26) ++steps;
+        uint64_t state = old + delta;
+        const uint64_t publish = claimed::W::r_bit - (uint64_t(claimed::W::expected(state)) << claimed::L::a_shift);
+        if (form == 23)
+          block_ref<u64>(word).fetch_add(publish, cuda::std::memory_order_release);
+        else if (!xb::detail::platform::compare_exchange<xb::detail::mem_scope::block>(w, state, state + publish,
+                                                                                        xb::detail::mem_order::acq_rel))
+          claimed::complete(xb::detail::single_lane(), w, old + delta, none);
       } else {
         claimed::wait_claim_published(xb::detail::single_lane(), w, old & claimed::W::r_bit, XB_OP_ARRIVE);
         claimed::wait_r(xb::detail::single_lane(), w, ~old, XB_OP_WAIT);
