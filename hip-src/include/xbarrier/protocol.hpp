@@ -553,12 +553,12 @@ struct protocol {
 //    release RMWs (an arming's thread released its data by its arrival already, but on
 //    AMDGPU its own release keeps the compiled code checkable: the ISA tests' lane model
 //    cannot tell that the lane that arms is the one that made the wave's arrival, whose
-//    release may sit inside that lane's branch). But arrive_and_wait's completer returns without
-//    polling, so there the RMW it completes the phase with, its arrival or its arming,
-//    must acquire: both are acq_rel where the platform finds that cheaper (CUDA, the
-//    host), else the completer fences with acquire once it knows (AMDGPU, where an acquire
-//    invalidates caches, on every arrival if the RMW carried it). Everyone dropped out
-//    (E = 0): the barrier never completes again, and nothing is armed.
+//    release may sit inside that lane's branch). But arrive_and_wait's completer returns
+//    without polling, so there the RMW it completes the phase with, its arrival or its
+//    arming, must acquire: both are acq_rel where the platform finds that cheaper (CUDA,
+//    the host), else the completer fences with acquire once it knows (AMDGPU, where an
+//    acquire invalidates caches, on every arrival if the RMW carried it). Everyone dropped
+//    out (E = 0): the barrier never completes again, and nothing is armed.
 // 6. Lane groups (protocol 6.): the group's arrivals are one fetch_add by its leader, the
 //    result is broadcast, and the whole group decides alike; its leader arms.
 // Checked builds keep the claimed layouts, whose state tells the checks how many arrivals
@@ -677,11 +677,12 @@ struct direct_protocol {
   // arrive() then wait(). The completer's carrying RMW (its arrival, or its arming as the
   // phase's first arrival; acq_rel, or followed by an acquire fence, 5.) read from the
   // release sequence of every arrival and tx update of the phase, so it returns without
-  // the poll that would re-read its own carry. The other lanes of its group acquire by one poll of their own where the
-  // leader's acquire does not stand for theirs, whatever it reads: the broadcast follows
-  // the leader's RMW, so the poll reads that RMW's value or a later one, and every value
-  // from there on continues the release sequences of the phase's arrivals. The wait comes
-  // after the arming, which arrive_as() makes before it returns (protocol 5.).
+  // the poll that would re-read its own carry. The other lanes of its group acquire by one
+  // poll of their own where the leader's acquire does not stand for theirs, whatever it
+  // reads: the broadcast follows the leader's RMW, so the poll reads that RMW's value or a
+  // later one, and every value from there on continues the release sequences of the
+  // phase's arrivals. The wait comes after the arming, which arrive_as() makes before it
+  // returns (protocol 5.).
   static XB_DEVICE void arrive_and_wait(uint64_t* w) {
     const auto lanes = P::lanes_here();
     if (XB_LIKELY(lanes.agree(w, 1))) arrive_and_wait_as(lanes, w);
