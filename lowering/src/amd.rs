@@ -55,11 +55,18 @@ fn compile_in(dir: &Path, clang: &Path, target: Target, checked: bool) -> Result
             let scratch_bytes = Some(scratch(&text, &kernel).ok_or_else(|| {
                 LowerError::new(format!("the {target} assembly has no private segment size for {kernel}"))
             })?);
-            let fast_path = if op.is_round_trip() { crate::fast_path::amd(&intermediate) } else { None };
-            let completer = if op.is_round_trip() { crate::fast_path::amd_completer(&intermediate) } else { None };
-            let arming = if op.is_round_trip() { crate::fast_path::amd_arming(&intermediate) } else { None };
-            let sleeping_poll =
-                if op.is_round_trip() { crate::fast_path::amd_sleeping_poll(&intermediate) } else { None };
+            // The walks of a round trip (fast_path.rs); other operations have none.
+            let walk = |find: fn(&str) -> Option<crate::FastPath>| {
+                if op.is_round_trip() {
+                    find(&intermediate)
+                } else {
+                    None
+                }
+            };
+            let fast_path = walk(crate::fast_path::amd);
+            let completer = walk(crate::fast_path::amd_completer);
+            let arming = walk(crate::fast_path::amd_arming);
+            let sleeping_poll = walk(crate::fast_path::amd_sleeping_poll);
             Ok((op, OpCode { instructions, intermediate, scratch_bytes, fast_path, completer, arming, sleeping_poll }))
         })
         .collect()

@@ -96,11 +96,7 @@ pub fn fast_path_trial(
 pub fn completer_trial(label: &str, lowering: &Lowering, bound: usize) -> Trial {
     let walk = lowering.op(Op::ArriveAndWait).completer.clone();
     walk_trial(label, "completing wave", walk, bound, |instructions| {
-        let adds = instructions.iter().filter(|i| mnemonic(i).starts_with("ds_add_rtn_u64")).count();
-        let polls = instructions
-            .iter()
-            .filter(|i| mnemonic(i).starts_with("ds_read") || mnemonic(i).starts_with("ds_load"))
-            .count();
+        let (adds, polls) = lds_atomics_and_loads(instructions);
         let ends = instructions.last().is_some_and(|i| mnemonic(i) == "s_endpgm");
         if adds != 1 || polls != 0 || !ends {
             return Err("one ds_add_rtn_u64 (the arrival that completes the phase), no poll, then s_endpgm".into());
@@ -109,14 +105,22 @@ pub fn completer_trial(label: &str, lowering: &Lowering, bound: usize) -> Trial 
     })
 }
 
+/// The barrier-word atomics (`ds_add_rtn_u64`) and LDS loads (polls: `ds_read*`, `ds_load*`)
+/// on an AMD walk.
+fn lds_atomics_and_loads(instructions: &[String]) -> (usize, usize) {
+    let count =
+        |prefix: &[&str]| instructions.iter().filter(|i| prefix.iter().any(|p| mnemonic(i).starts_with(p))).count();
+    (count(&["ds_add_rtn_u64"]), count(&["ds_read", "ds_load"]))
+}
+
 /// The walk of the wave whose arrival is its phase's first, which arms it (AMD targets;
 /// see [`xbarrier_lowering::fast_path::amd_arming`]), within `bound` instructions.
 pub fn arming_trial(label: &str, lowering: &Lowering, bound: usize) -> Trial {
     let walk = lowering.op(Op::ArriveAndWait).arming.clone();
     walk_trial(label, "arming wave", walk, bound, |instructions| {
-        let adds = instructions.iter().filter(|i| mnemonic(i).starts_with("ds_add_rtn_u64")).count();
+        let (adds, polls) = lds_atomics_and_loads(instructions);
         let ends = instructions.last().is_some_and(|i| mnemonic(i) == "s_endpgm");
-        if adds != 2 || !ends {
+        if adds != 2 || polls == 0 || !ends {
             return Err("two ds_add_rtn_u64 (the arrival, the arming), a poll, then s_endpgm".into());
         }
         Ok(())
