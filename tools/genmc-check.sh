@@ -104,6 +104,10 @@ CHECKS=(
   "direct_tx_arm_completes|direct_tx_arm_completes|"
   "direct_window.block|direct_window|-DGM_DIRECT=gm::direct_block"
   "direct_window|direct_window|-DGM_DIRECT=gm::direct_device"
+  "direct_spill.block|direct_spill|-DGM_DIRECT=gm::direct_block"
+  "direct_spill|direct_spill|-DGM_DIRECT=gm::direct_device"
+  "direct_spill_drop.block|direct_spill_drop|-DGM_DIRECT=gm::direct_block"
+  "direct_spill_drop|direct_spill_drop|-DGM_DIRECT=gm::direct_device"
   "arrive_wait.direct|arrive_wait|-DGM_PROTO=gm::direct_block"
   "arrive_and_wait.direct|arrive_and_wait|-DGM_PROTO=gm::direct_block"
   "arrive_and_wait.direct.wave|arrive_and_wait|-DGM_PROTO=gm::direct_block -DGM_WAVE=2"
@@ -197,6 +201,13 @@ done
 # error), GenMC options for those runs (mostly none), and python code that edits the file
 # with sub(old, new) (old must occur exactly once).
 MUTANTS=(
+  # the arming that carries with arrivals left over leaves their phase unarmed
+  "direct-no-spill-arming|include/xbarrier/protocol.hpp|direct_spill.block direct_spill|
+sub('if (XB_UNLIKELY(!no_arrivals(armed_to))) arm_spill(lanes, w, armed_to);', '')"
+  # a drop is one fetch_add, lowering E in a phase not yet armed
+  "direct-drop-by-add|include/xbarrier/protocol.hpp|direct_spill_drop.block direct_spill_drop|
+sub('if (drop) return parity(tx_update(w, 1, 0, true));', '')
+sub('lanes.agree(w, uint64_t(update) << 1))\n                          ? arrive_as(lanes, w, update, false)\n                          : arrive_as(single_lane(), w, update, false);', 'lanes.agree(w, uint64_t(update) << 1))\n                          ? arrive_as(lanes, w, update, drop)\n                          : arrive_as(single_lane(), w, update, drop);')"
   # the platform drops the acquire fence after a successful poll
   "poll-no-fence|genmc/platform.hpp|arrive_wait|
 sub('__atomic_thread_fence(__ATOMIC_ACQUIRE);\n    if (genmc_waits)', 'if (genmc_waits)')"
@@ -288,7 +299,7 @@ sub('const mem_order order = waits && acquire_in_rmw ? mem_order::acq_rel : mem_
   # direct layouts: the first arrival arms with E after its own drop (a drop counted in a
   # phase would lower that phase's own count)
   "direct-first-arm-own-drop|include/xbarrier/protocol.hpp|direct direct.block|
-sub('const uint64_t arm = arming(expected_of(old));', 'const uint64_t arm = arming(expected_of(old + delta));')"
+sub('const uint64_t base = armed(old) ? old : old + arming(expected_of(old));', 'const uint64_t base = armed(old) ? old : old + arming(expected_of(old) - (drop ? 1 : 0));')"
   # direct layouts, acquiring form: arrive_and_wait's arming is release only (it may be the
   # completer's acquire)
   "direct-first-arm-release|include/xbarrier/protocol.hpp|direct.acq direct.block.acq arrive_and_wait.direct.acq arrive_and_wait.direct.device.acq|

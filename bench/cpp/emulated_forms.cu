@@ -56,6 +56,11 @@
 //                 claimed fn whose completer publishes with one shared-space compare-and-swap
 //                 from the claimed state its own RMW made, the fetch_add only when that fails
 //   claimed cas   the same without the completion step
+//   direct fn     the direct block layout with a completion step, publishing on a second
+//                 word: A carries into a 2-bit phase number, each phase is armed by its first
+//                 arrival, the completer waits for the previous step's publish, runs the step
+//                 and release-stores the publish word, which waiters poll (fn far: that word
+//                 128 bytes away; no fn: without the step)
 // Build and run from the repository root:
 //   nvcc -std=c++17 -arch=sm_90 -O3 -DXB_CHECKED=0 -I hip-src/include \
 //        -o /tmp/emulated_forms bench/cpp/emulated_forms.cu
@@ -114,6 +119,7 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
   __shared__ unsigned flag;
   __shared__ unsigned steps;
   __shared__ alignas(128) u64 far_flag;  // form 24: a 64-bit phase word 128 bytes from the rest
+  __shared__ alignas(16) u64 pair[2];     // forms 27-29: the count word and its publish word
   __shared__ xb::barrier<xb::thread_scope_block> xbar;
 #pragma nv_diag_suppress static_var_with_dynamic_init
   __shared__ cuda::barrier<cuda::thread_scope_block, count_steps> cbar;
@@ -130,6 +136,9 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
     if (form == 10) direct::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
     if (form == 11 || form == 13 || form == 14 || form == 15 || form == 17 || form == 23 || form == 25 || form == 26) claimed::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
     if (form == 16 || form == 22) direct::init(reinterpret_cast<uint64_t*>(&word), blockDim.x);
+    pair[0] = (((u64(1) << 21) - expected) << 41) | (u64(1) << 40) | expected;
+    pair[1] = 0;
+    if (form == 28) word = pair[0];
     if ((form >= 18 && form <= 21) || form == 24) word = (((u64(1) << 21) - expected) << 41) | expected;
   }
   __syncthreads();
@@ -142,6 +151,7 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
     probe::start_after_warm_up(r, rounds, start);
     if constexpr (form == 0) {
       xbar.arrive_and_wait();
+
     } else if constexpr (form == 10 || form == 11) {
       // As the protocol's arrive_and_wait forms the group where XB_GROUP_LANES is set.
       uint64_t* w = reinterpret_cast<uint64_t*>(&word);
@@ -364,6 +374,36 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
         claimed::wait_claim_published(xb::detail::single_lane(), w, old & claimed::W::r_bit, XB_OP_ARRIVE);
         claimed::wait_r(xb::detail::single_lane(), w, ~old, XB_OP_WAIT);
       }
+    } else if constexpr (form >= 27 && form <= 29) {
+      // The direct block layout with a completion step: A (bits 41..61) carries into a 2-bit
+      // phase number Q (bits 62-63); each phase is armed by its first arrival; the completer
+      // waits until step Q-1 is published (P == Q mod 4), runs the step and release-stores
+      // P + 1 on the publish word, which waiters poll. 27: publish word next to the count
+      // word; 28: the publish word 128 bytes away; 29: 27 without the step.
+      u64* c = form == 28 ? &word : &pair[0];
+      u64* pub = form == 28 ? &far_flag : &pair[1];
+      constexpr unsigned a_shift = 41;
+      const u64 delta = u64(1) << a_shift;
+      const u64 old = block_ref<u64>(*c).fetch_add(delta, cuda::std::memory_order_acq_rel);
+      bool completed = (((old ^ (old + delta)) >> 62) & 1) != 0;
+      if (((old >> a_shift) & ((u64(1) << 21) - 1)) == 0) {
+        const u64 arm = ((u64(1) << 21) - (old & ((u64(1) << 20) - 1))) << a_shift;
+        const u64 found = block_ref<u64>(*c).fetch_add(arm, cuda::std::memory_order_acq_rel);
+        completed = (((found ^ (found + arm)) >> 62) & 1) != 0;
+      }
+      const u64 q = old >> 62;
+      uint64_t* pw = reinterpret_cast<uint64_t*>(pub);
+      uint32_t iteration = 0;
+      if (completed) {
+        u64 d;
+        while (((d = xb::detail::platform::poll<xb::detail::mem_scope::block>(pw)) - q) & 3)
+          xb::detail::platform::wait_backoff(iteration);
+        if (form != 29) ++steps;
+        block_ref<u64>(*pub).store(d + 1, cuda::std::memory_order_release);
+      } else {
+        while (((xb::detail::platform::poll<xb::detail::mem_scope::block>(pw) - q - 1) & 2) != 0)
+          xb::detail::platform::wait_backoff(iteration);
+      }
     } else if constexpr (form == 7) {
       unsigned* high = reinterpret_cast<unsigned*>(&word) + 1;
       const unsigned lanes = __activemask();
@@ -390,6 +430,8 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
   if (threadIdx.x == 0 && (form == 4 || form == 5 || form == 8 || form == 9) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && (form == 7 || form == 10) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && (form == 2 || (form >= 12 && form <= 15) || form == 17 || form == 23 || form == 25) && steps != rounds) atomicAdd(wrong, 1u);
+  if (threadIdx.x == 0 && form >= 27 && form <= 29 && (pair[1] != rounds && far_flag != rounds)) atomicAdd(wrong, 1u);
+  if (threadIdx.x == 0 && (form == 27 || form == 28) && steps != rounds) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && form == 24 && ((far_flag & 3) != (rounds & 3) || steps != rounds)) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && (form == 16 || form == 22) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && form >= 18 && form <= 21 && ((form == 19 ? flag : flag & 3) != (form == 19 ? rounds : rounds & 3) || (form != 20 && steps != rounds))) atomicAdd(wrong, 1u);
@@ -416,10 +458,11 @@ int main() {
   const char* names[] = {"xb",      "claimed",      "cccl fn",      "counter",
                          "two-rmw", "two-rmw lanes", "two-rmw flag", "two-rmw 32",
                          "two-rmw wait", "two-rmw match", "xb grouped", "claimed grouped", "flag lanes", "claimed flag", "claimed fn", "claimed meet", "xb meet", "claimed flag b/o",
-                         "step2 fn", "step2 fn arm1st", "step2 no fn", "step2 fn b/o", "xb first arms", "claimed fn unawaited", "step2 fn far u64", "claimed fn cas", "claimed cas"};
+                         "step2 fn", "step2 fn arm1st", "step2 no fn", "step2 fn b/o", "xb first arms", "claimed fn unawaited", "step2 fn far u64", "claimed fn cas", "claimed cas",
+                         "direct fn", "direct fn far", "direct fn no fn"};
   std::printf("%-16s %10s %10s %10s   (cycles per round trip, mean of %d blocks, best of 5)\n", "form", "128", "256",
               "1024", sms);
-  for (int form = 0; form < 27; ++form) {
+  for (int form = 0; form < 30; ++form) {
     std::printf("%-16s", names[form]);
     for (unsigned threads : {128u, 256u, 1024u}) {
       const auto run = [&] {
@@ -450,7 +493,10 @@ int main() {
           case 23: launch<23>(sms, threads, rounds, cycles, wrong); break;
           case 24: launch<24>(sms, threads, rounds, cycles, wrong); break;
           case 25: launch<25>(sms, threads, rounds, cycles, wrong); break;
-          default: launch<26>(sms, threads, rounds, cycles, wrong); break;
+          case 26: launch<26>(sms, threads, rounds, cycles, wrong); break;
+          case 27: launch<27>(sms, threads, rounds, cycles, wrong); break;
+          case 28: launch<28>(sms, threads, rounds, cycles, wrong); break;
+          default: launch<29>(sms, threads, rounds, cycles, wrong); break;
         }
       };
       if (!probe::print_best_of_five(run, cycles, sms, rounds)) return 1;

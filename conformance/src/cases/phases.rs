@@ -13,6 +13,7 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
         case("arrive_update_gt_1", "arrive(update)", arrive_update::<B>),
         case("arrive_and_drop", "arrive_and_drop", drop::<B>),
         case("completion_once_before_waiters", "completion", completion::<B>),
+        case("round_spans_phases", "arrive", plain_spanning::<B>),
         case("completion_round_spans_phases", "completion", spanning::<B>),
         case("completion_token_taken_during_step", "completion", token_in_step::<B>),
         case("completion_drop_counted_in_next_phase", "completion", drop_in_step::<B>),
@@ -112,6 +113,14 @@ fn spanning<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
     let rounds = reps(300, 4)?;
     per_block_size(ctx, "xbc_completion_spanning", &[64, 192, 1024], rounds)?;
     Ok(Pass(format!("{rounds} rounds of 2 phases per block: one warp's arrivals complete a phase and open the next")))
+}
+
+fn plain_spanning<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    // As `spanning`, without a completion function: the direct layouts' first arrival arms
+    // its phase with a second RMW, and the next phase's arrivals may land before it.
+    let rounds = reps(300, 4)?;
+    per_block_size(ctx, "xbc_spanning", &[64, 192, 1024], rounds)?;
+    Ok(Pass(format!("{rounds} rounds of 2 phases per block, no completion function: both phases complete")))
 }
 
 fn token_in_step<B: Backend>(ctx: &Ctx<B>) -> CaseResult {

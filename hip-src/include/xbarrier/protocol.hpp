@@ -650,6 +650,7 @@ struct direct_protocol {
     const mem_order order = waits && acquire_in_rmw ? mem_order::acq_rel : mem_order::release;
     const uint64_t old = claimed::leader_add(lanes, w, delta, order);
     bool completed = carries(old, delta);
+    uint64_t armed_to = 0;  // the word the first arrival's arming made
     // The A test alone first, E's inside: the fast path tests one half of the word.
     if (XB_UNLIKELY(no_arrivals(old))) {
       if (expected_of(old) != 0) {  // the phase's first arrival arms it (3.)
@@ -657,20 +658,46 @@ struct direct_protocol {
         const mem_order arm_order = waits && acquire_in_rmw ? mem_order::acq_rel : mem_order::release;
         const uint64_t found = claimed::leader_add(lanes, w, arm, arm_order);
         completed = carries(found, arm);
+        armed_to = found + arm;
       }
     }
     if (XB_UNLIKELY(completed)) {
+      // An arming that carried with arrivals left over (else armed_to has A = 0); before the
+      // acquire fence, which then also follows its RMWs.
+      if (XB_UNLIKELY(!no_arrivals(armed_to))) arm_spill(lanes, w, armed_to);
       if (waits && !acquire_in_rmw) P::fence(ms, mem_order::acquire);
       P::notify(w);  // wake parked waiters (the host backend parks idle workers)
     }
     return {old, completed};
   }
 
+  // Arrivals that landed in the phase after this one before the first arrival armed this
+  // one (more arrivals than it expects, 3.) count there, in a phase whose first arrival has
+  // come and gone: the thread whose arming carried with arrivals left over (`s`, the word
+  // its RMW made) arms that phase, and again while its arming carries with some left over.
+  // Nothing else arms such a phase: arrivals find A != 0, tx operations and drops wait for
+  // the arming (4.). Arrivals left over are fewer than 2^(a-1): a word that reads armed
+  // after a carry holds an over-arrival (undefined), and is left as it is.
+  template <class G>
+  static XB_INLINE void arm_spill(G lanes, uint64_t* w, uint64_t s) {
+    while (!no_arrivals(s) && !armed(s) && expected_of(s) != 0) {
+      const uint64_t arm = arming(expected_of(s));
+      const uint64_t found = claimed::leader_add(lanes, w, arm, mem_order::release);
+      s = found + arm;
+      if (!carries(found, arm)) break;
+      P::notify(w);
+    }
+  }
+
+  // arrive(update), and arrive_and_drop() by compare-and-swap (as a tx operation, 4.): a
+  // drop's RMW lowers E at once, and in a phase not yet armed it would lower the count the
+  // first arrival arms with, or that of a spilled-into phase (arm_spill()).
   static XB_DEVICE bool arrive(uint64_t* w, ptrdiff_t update, bool drop) {
+    if (drop) return parity(tx_update(w, 1, 0, true));
     const auto lanes = P::lanes_here();
-    const counted c = XB_LIKELY(lanes.agree(w, uint64_t(update) << 1 | uint64_t(drop)))
-                          ? arrive_as(lanes, w, update, drop)
-                          : arrive_as(single_lane(), w, update, drop);
+    const counted c = XB_LIKELY(lanes.agree(w, uint64_t(update) << 1))
+                          ? arrive_as(lanes, w, update, false)
+                          : arrive_as(single_lane(), w, update, false);
     return parity(c.old);
   }
 
@@ -701,14 +728,14 @@ struct direct_protocol {
     }
   }
 
-  // arrive_tx (arrivals > 0), expect_tx (arrivals 0, tx > 0) and complete_tx (tx < 0), each
-  // one compare-and-swap on an armed phase, or on an unarmed one nothing has reached yet,
-  // which the swap arms (2., 4.). A lane that finds arrivals in an unarmed phase leaves the
-  // loop, waits for the first arrival's arming and tries again; its own call arms nothing
-  // then, so the wait comes after anything its call must run (protocol 5.). Returns the
-  // parity of the phase it counted in.
-  static XB_DEVICE bool tx_update(uint64_t* w, uint32_t arrivals, int64_t tx_delta) {
-    static_assert(has_tx, "the tx-count exists in the block layout only");
+  // arrive_tx (arrivals > 0), expect_tx (arrivals 0, tx > 0), complete_tx (tx < 0) and
+  // arrive_and_drop (`drop`: one arrival that also lowers E for later phases; no tx-count
+  // in the wide layout), each one compare-and-swap on an armed phase, or on an unarmed one
+  // nothing has reached yet, which the swap arms (2., 4.). A lane that finds arrivals in an
+  // unarmed phase leaves the loop, waits for the first arrival's arming and tries again;
+  // its own call arms nothing then, so the wait comes after anything its call must run
+  // (protocol 5.). Returns the parity of the phase it counted in.
+  static XB_DEVICE bool tx_update(uint64_t* w, uint32_t arrivals, int64_t tx_delta, bool drop = false) {
     for (;;) {
       uint64_t old = P::template load<ms>(w, mem_order::relaxed);
       uint32_t iteration = 0;
@@ -717,7 +744,7 @@ struct direct_protocol {
         const int64_t t = tx(base) + tx_delta;
         // T leaving 0 holds one arrival back, T coming back to 0 gives it back (2.).
         const int64_t held = (tx(base) == 0 && t != 0) ? 1 : (tx(base) != 0 && t == 0) ? -1 : 0;
-        const uint64_t now = with_tx(base + (uint64_t(int64_t(arrivals) - held) << a_shift), t);
+        const uint64_t now = with_tx(base + (uint64_t(int64_t(arrivals) - held) << a_shift) - (drop ? 1 : 0), t);
         if (P::template compare_exchange<ms>(w, old, now, mem_order::acq_rel)) {
           if (((old ^ now) >> 63) != 0) P::notify(w);  // it completed the phase
           return parity(old);

@@ -194,6 +194,27 @@ XB_KERNEL void xbc_completion_spanning(unsigned long long* report, unsigned roun
   }
 }
 
+// The same without a completion function: n threads arrive once per round on a barrier of
+// n/2, so each round completes two phases and the second phase's arrivals may land before
+// the first arrival of the round's first phase armed it (the direct layouts' spill,
+// protocol.hpp). After the round phase 2(r+1) is in progress: parity 1 reads complete and
+// parity 0 does not.
+XB_KERNEL void xbc_spanning(unsigned long long* report, unsigned rounds) {
+  __shared__ block_barrier bar;
+  const unsigned n = xbc::block_threads(), t = threadIdx.x;
+  if (t == 0) init(&bar, n / 2);
+  __syncthreads();
+  for (unsigned r = 0; r < rounds; ++r) {
+    (void)bar.arrive();
+    __syncthreads();
+    if (t == 0) {
+      xbc::expect_eq(report, 2 * r, bar.try_wait_parity(true), 1);
+      xbc::expect_eq(report, 2 * r + 1, bar.try_wait_parity(false), 0);
+    }
+    __syncthreads();
+  }
+}
+
 // Lanes of one warp arrive on two barriers in the same instruction: even threads on bars[0],
 // odd ones on bars[1], each barrier expecting half the block. The arrival that ends a phase
 // runs its step before it returns, whichever lanes share its warp, so after the round's
