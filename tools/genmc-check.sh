@@ -204,10 +204,10 @@ MUTANTS=(
   # the arming that carries with arrivals left over leaves their phase unarmed
   "direct-no-spill-arming|include/xbarrier/protocol.hpp|direct_spill.block direct_spill|
 sub('if (XB_UNLIKELY(!no_arrivals(armed_to))) arm_spill(lanes, w, armed_to);', '')"
-  # a drop is one fetch_add, lowering E in a phase not yet armed
+  # a drop lowers E by a fetch_add of its own, then arrives as a plain arrival: E may
+  # drop in a phase not yet armed
   "direct-drop-by-add|include/xbarrier/protocol.hpp|direct_spill_drop.block direct_spill_drop|
-sub('if (drop) return parity(tx_update(w, 1, 0, true));', '')
-sub('lanes.agree(w, uint64_t(update) << 1))\n                          ? arrive_as(lanes, w, update, false)\n                          : arrive_as(single_lane(), w, update, false);', 'lanes.agree(w, uint64_t(update) << 1))\n                          ? arrive_as(lanes, w, update, drop)\n                          : arrive_as(single_lane(), w, update, drop);')"
+sub('if (drop) return parity(tx_update(w, 1, 0, true));', 'if (drop) (void)P::template fetch_add<ms>(w, uint64_t(0) - 1, mem_order::release);')"
   # the platform drops the acquire fence after a successful poll
   "poll-no-fence|genmc/platform.hpp|arrive_wait|
 sub('__atomic_thread_fence(__ATOMIC_ACQUIRE);\n    if (genmc_waits)', 'if (genmc_waits)')"
@@ -296,8 +296,8 @@ sub('      if (waits && !acquire_in_rmw) P::fence(ms, mem_order::acquire);\n', '
   # release only
   "direct-arrival-release|include/xbarrier/protocol.hpp|direct.acq direct.block.acq arrive_and_wait.direct.acq arrive_and_wait.direct.device.acq|
 sub('const mem_order order = waits && acquire_in_rmw ? mem_order::acq_rel : mem_order::release;', 'const mem_order order = mem_order::release;')"
-  # direct layouts: the first arrival arms with E after its own drop (a drop counted in a
-  # phase would lower that phase's own count)
+  # direct layouts: a drop that arms a phase arms it with E after its own drop (a drop
+  # counted in a phase would lower that phase's own count)
   "direct-first-arm-own-drop|include/xbarrier/protocol.hpp|direct direct.block|
 sub('const uint64_t base = armed(old) ? old : old + arming(expected_of(old));', 'const uint64_t base = armed(old) ? old : old + arming(expected_of(old) - (drop ? 1 : 0));')"
   # direct layouts, acquiring form: arrive_and_wait's arming is release only (it may be the
@@ -321,7 +321,7 @@ sub('if (XB_UNLIKELY(no_arrivals(old))) {', 'if (XB_UNLIKELY(!armed(old))) {')"
 sub('const uint64_t base = armed(old) ? old : old + arming(expected_of(old));', 'const uint64_t base = armed(old) ? old : old + arming(expected_of(old) + 1);')"
   # direct layouts: a group's arrival counts one lane
   "direct-group-counts-one-lane|include/xbarrier/protocol.hpp|arrive_and_wait.direct.wave|
-sub('const uint64_t delta = ((uint64_t(update) << a_shift) - (drop ? 1 : 0)) * n;', 'const uint64_t delta = (uint64_t(update) << a_shift) - (drop ? 1 : 0);')"
+sub('const uint64_t delta = (uint64_t(update) << a_shift) * n;', 'const uint64_t delta = uint64_t(update) << a_shift;')"
   # split form: C is published to the other side's slot relaxed (the other side's waiters
   # miss this side's arrivals)
   "split-mirror-relaxed|include/xbarrier/engine_system.hpp|system_split|

@@ -151,7 +151,6 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
     probe::start_after_warm_up(r, rounds, start);
     if constexpr (form == 0) {
       xbar.arrive_and_wait();
-
     } else if constexpr (form == 10 || form == 11) {
       // As the protocol's arrive_and_wait forms the group where XB_GROUP_LANES is set.
       uint64_t* w = reinterpret_cast<uint64_t*>(&word);
@@ -262,7 +261,7 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
       // xb (the direct layout), lane by lane, meeting after the arrival and any arming.
       uint64_t* w = reinterpret_cast<uint64_t*>(&word);
       const unsigned lanes = __activemask();
-      const auto c = direct::arrive_as<true>(xb::detail::single_lane(), w, 1, false);
+      const auto c = direct::arrive_as<true>(xb::detail::single_lane(), w, 1);
       __syncwarp(lanes);
       if (!c.completed) claimed::wait_r(xb::detail::single_lane(), w, c.old, XB_OP_WAIT);
     } else if constexpr (form == 12) {
@@ -430,7 +429,7 @@ __global__ void rt(unsigned rounds, u64* cycles, unsigned* wrong) {
   if (threadIdx.x == 0 && (form == 4 || form == 5 || form == 8 || form == 9) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && (form == 7 || form == 10) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && (form == 2 || (form >= 12 && form <= 15) || form == 17 || form == 23 || form == 25) && steps != rounds) atomicAdd(wrong, 1u);
-  if (threadIdx.x == 0 && form >= 27 && form <= 29 && (pair[1] != rounds && far_flag != rounds)) atomicAdd(wrong, 1u);
+  if (threadIdx.x == 0 && form >= 27 && form <= 29 && (form == 28 ? far_flag : pair[1]) != rounds) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && (form == 27 || form == 28) && steps != rounds) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && form == 24 && ((far_flag & 3) != (rounds & 3) || steps != rounds)) atomicAdd(wrong, 1u);
   if (threadIdx.x == 0 && (form == 16 || form == 22) && ((word >> 63) != (rounds & 1))) atomicAdd(wrong, 1u);

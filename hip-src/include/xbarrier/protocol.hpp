@@ -532,8 +532,16 @@ struct protocol {
 //    drops counted in the completed phase have, so a drop lowers the count from the phase
 //    after the one it is counted in, as cuda::barrier says. Arrivals that land between the
 //    first one's RMW and its arming count on from 1; if they make up the phase, the arming
-//    RMW carries and its thread is the completer. Armed, A >= 2^a - E - 1 > 0, so the test
-//    fires once per phase and never in an armed one. Why the first arrival and not the
+//    RMW carries and its thread is the completer. If more arrived than the phase expects
+//    (threads that arrive without waiting), the carry leaves the surplus in A: they are the
+//    next phase's, whose first arrival has come and gone, so the thread whose arming
+//    carried arms that phase too, and again while its arming carries with a surplus
+//    (arm_spill()). Their tokens still name the phase they landed in, one early: a wait on
+//    such a token may return when that phase ends (not yet fixed: a surplus arrival must
+//    learn that it is one and wait for the arming before it hands out a token). A drop
+//    lowers E in its own RMW, so drops are compare-and-swaps (4.), never counted before an
+//    arming: E stays the count the phase after began with. Armed, A >= 2^a - E - 1 > 0,
+//    so the test fires once per phase and never in an armed one. Why the first arrival and not the
 //    completer: a completer that armed would make a second dependent RMW before its own
 //    next arrival, and that arrival is the last of the next phase as often as not (it
 //    learns of the phase's end first but leaves last), so every phase would wait for the
@@ -542,10 +550,10 @@ struct protocol {
 // 4. Armed and unarmed phases tell apart by bit 62: armed, A >= 2^a - E - 1 >= 2^(a-1)
 //    (E < 2^(a-1)); unarmed, A holds fewer arrivals than E. A tx operation compare-and-swaps
 //    on an armed phase, or on an unarmed one that nothing has reached yet (A = 0), which its
-//    swap arms as a first arrival would (3.). One that finds arrivals in an unarmed phase
-//    waits for the first arrival's arming, which that arrival makes before anything its own
-//    call waits for (protocol 5.). Arrivals never wait for it: their fetch_add needs no
-//    armed phase.
+//    swap arms as a first arrival would (3.); so does arrive_and_drop. One that finds
+//    arrivals in an unarmed phase waits for the first arrival's arming, which that arrival
+//    makes before anything its own call waits for (protocol 5.). Arrivals never wait for
+//    it: their fetch_add needs no armed phase.
 // 5. Waiters poll R as in the claimed layouts. The carrying RMW continues the release
 //    sequences of every arrival and tx update of its phase (all are RMWs on the word), so a
 //    waiter that reads the flipped R synchronizes with all of them. No arrival reads what
@@ -633,19 +641,19 @@ struct direct_protocol {
   // the arrivals that do not complete it need no acquire.
   static constexpr bool acquire_in_rmw = P::template acquiring_rmw_is_cheap<ms>();
 
-  // arrive(update) and arrive_and_drop() (which also lowers E by one per lane for later
-  // phases), by a group of lanes. Returns the word as the group's RMW found it (its R bit
-  // is the token) and whether the group completed the phase. `waits`: the caller returns
-  // without polling when the group completed the phase (arrive_and_wait), so the RMW it
-  // completed the phase with must acquire (5.).
+  // arrive(update) by a group of lanes (arrive_and_drop() is a compare-and-swap, 3.).
+  // Returns the word as the group's RMW found it (its R bit is the token) and whether the
+  // group completed the phase. `waits`: the caller returns without polling when the group
+  // completed the phase (arrive_and_wait), so the RMW it completed the phase with must
+  // acquire (5.).
   struct counted {
     uint64_t old;
     bool completed;
   };
   template <bool waits = false, class G>
-  static XB_INLINE counted arrive_as(G lanes, uint64_t* w, ptrdiff_t update, bool drop) {
+  static XB_INLINE counted arrive_as(G lanes, uint64_t* w, ptrdiff_t update) {
     const uint64_t n = lanes.size();
-    const uint64_t delta = ((uint64_t(update) << a_shift) - (drop ? 1 : 0)) * n;
+    const uint64_t delta = (uint64_t(update) << a_shift) * n;
     lanes.gather();
     const mem_order order = waits && acquire_in_rmw ? mem_order::acq_rel : mem_order::release;
     const uint64_t old = claimed::leader_add(lanes, w, delta, order);
@@ -696,8 +704,8 @@ struct direct_protocol {
     if (drop) return parity(tx_update(w, 1, 0, true));
     const auto lanes = P::lanes_here();
     const counted c = XB_LIKELY(lanes.agree(w, uint64_t(update) << 1))
-                          ? arrive_as(lanes, w, update, false)
-                          : arrive_as(single_lane(), w, update, false);
+                          ? arrive_as(lanes, w, update)
+                          : arrive_as(single_lane(), w, update);
     return parity(c.old);
   }
 
@@ -717,7 +725,7 @@ struct direct_protocol {
   }
   template <class G>
   static XB_INLINE void arrive_and_wait_as(G lanes, uint64_t* w) {
-    const counted c = arrive_as<true>(lanes, w, 1, false);
+    const counted c = arrive_as<true>(lanes, w, 1);
     if (XB_LIKELY(!c.completed)) {
       claimed::wait_r(lanes, w, c.old, XB_OP_WAIT);
       return;
