@@ -218,8 +218,8 @@ fn waits_come_last(op: Op, code: &OpCode) -> Result<(), String> {
 /// reaches, so that they can only go down. The targets (docs/performance.md): the fast path
 /// at most AMD's libhipcxx barrier (35, 35, 41, 44 on gfx90a, gfx942, gfx1100, gfx1200) and
 /// the completing wave at most 1.5x libhipcxx's (59, 59, 66, 71), which every bound here
-/// meets but gfx1100's fast path (42, one over); a sleeping poll cheaper than the 21-instruction branch chain that chose among
-/// s_sleep 1/2/4/8. gfx950 and gfx1250 have no peer count. The arming wave has no peer: a
+/// meets but gfx1100's fast path (42, one over); a sleeping poll cheaper than the
+/// 21-instruction branch chain that chose among s_sleep 1/2/4/8. gfx950 and gfx1250 have no peer count. The arming wave has no peer: a
 /// libhipcxx barrier's completer resets the count itself, within its 39 / 39 / 44 / 47.
 struct RoundTrip {
     fast: usize,

@@ -541,9 +541,9 @@ struct protocol {
 //    learn that it is one and wait for the arming before it hands out a token). A drop
 //    lowers E in its own RMW, so drops are compare-and-swaps (4.), never counted before an
 //    arming: E stays the count the phase after began with. Armed, A >= 2^a - E - 1 > 0,
-//    so the test fires once per phase and never in an armed one. Why the first arrival and not the
-//    completer: a completer that armed would make a second dependent RMW before its own
-//    next arrival, and that arrival is the last of the next phase as often as not (it
+//    so the test fires once per phase and never in an armed one. Why the first arrival and
+//    not the completer: a completer that armed would make a second dependent RMW before its
+//    own next arrival, and that arrival is the last of the next phase as often as not (it
 //    learns of the phase's end first but leaves last), so every phase would wait for the
 //    arming; the first arrival's arming overlaps the other arrivals of its phase instead
 //    (docs/performance.md has the cycles).
