@@ -108,6 +108,8 @@ CHECKS=(
   "direct_spill|direct_spill|-DGM_DIRECT=gm::direct_device"
   "direct_spill_drop.block|direct_spill_drop|-DGM_DIRECT=gm::direct_block"
   "direct_spill_drop|direct_spill_drop|-DGM_DIRECT=gm::direct_device"
+  "direct_surplus.block|direct_surplus|-DGM_DIRECT=gm::direct_block"
+  "direct_surplus|direct_surplus|-DGM_DIRECT=gm::direct_device"
   "arrive_wait.direct|arrive_wait|-DGM_PROTO=gm::direct_block"
   "arrive_and_wait.direct|arrive_and_wait|-DGM_PROTO=gm::direct_block"
   "arrive_and_wait.direct.wave|arrive_and_wait|-DGM_PROTO=gm::direct_block -DGM_WAVE=2"
@@ -203,7 +205,13 @@ done
 MUTANTS=(
   # the arming that carries with arrivals left over leaves their phase unarmed
   "direct-no-spill-arming|include/xbarrier/protocol.hpp|direct_spill.block direct_spill|
-sub('if (XB_UNLIKELY(!no_arrivals(armed_to))) arm_spill(lanes, w, armed_to);', '')"
+sub('if (!no_arrivals(after)) arm_spill(lanes, w, after);', '')"
+  # a surplus arrival's token names the phase its RMW found, not the one it is counted in
+  "direct-surplus-old-token|include/xbarrier/protocol.hpp|direct_surplus.block direct_surplus|
+sub('    if (surplus(old)) return {surplus_token(lanes, w, old), false};\n', '')"
+  # a surplus arrival hands out its token before the phases ahead of it have completed
+  "direct-surplus-no-wait|include/xbarrier/protocol.hpp|direct_surplus.block direct_surplus|
+sub('return armed(s) || arrivals_of(s) < expected_of(s);', 'return true;')"
   # a drop lowers E by a fetch_add of its own, then arrives as a plain arrival: E may
   # drop in a phase not yet armed
   "direct-drop-by-add|include/xbarrier/protocol.hpp|direct_spill_drop.block direct_spill_drop|
@@ -291,7 +299,7 @@ sub('[r](uint64_t s) { return armed(s) || (s & r_bit) != r; }', '[r](uint64_t s)
   # direct layouts, fence form (AMDGPU's): arrive_and_wait's completer does not fence after
   # its release RMW (it returns without having acquired the phase's arrivals)
   "direct-completer-no-fence|include/xbarrier/protocol.hpp|direct direct.block arrive_and_wait.direct arrive_and_wait.direct.device|
-sub('      if (waits && !acquire_in_rmw) P::fence(ms, mem_order::acquire);\n', '')"
+sub('    if (!acquire_in_rmw) P::fence(ms, mem_order::acquire);\n', '')"
   # direct layouts, acquiring form (CUDA's, the host's): arrive_and_wait's arrival is
   # release only
   "direct-arrival-release|include/xbarrier/protocol.hpp|direct.acq direct.block.acq arrive_and_wait.direct.acq arrive_and_wait.direct.device.acq|
@@ -314,7 +322,7 @@ sub('while (armed(old) || first_of_phase(old)) {', 'while (armed(old)) {')"
 sub('while (armed(old) || first_of_phase(old)) {', 'while (armed(old) || (!armed(old) && expected_of(old) != 0)) {')"
   # direct layouts: every arrival that finds the phase unarmed arms it, not only the first
   "direct-every-unarmed-arrival-arms|include/xbarrier/protocol.hpp|direct direct.block|
-sub('if (XB_UNLIKELY(no_arrivals(old))) {', 'if (XB_UNLIKELY(!armed(old))) {')"
+sub('    if (no_arrivals(old)) {\n      if (expected_of(old) != 0) {  // the phase', '    if (!armed(old)) {\n      if (expected_of(old) != 0) {  // the phase')"
   # direct block layout: a tx operation's swap arms an untouched phase with one count too
   # many (as with E from before a drop counted in the phase before)
   "direct-tx-arm-count|include/xbarrier/protocol.hpp|direct_tx_arm_completes|

@@ -263,17 +263,16 @@ fn main() {
     // path may issue: the counts this code reaches, so that they can only go down. Lane by
     // lane (emulated, sm_80) ptxas combines the warp's atomics with an election and shuffles
     // of its own; the grouped bound also fails where ptxas combines the lane group leader's
-    // atomic with the warp's again. The protocol's counts include the test for a phase's
-    // first arrival, which arms it (four to six instructions): arming there rather than by
-    // the completer is what makes the round trip faster (docs/performance.md); and, once the
-    // phase is complete, the test for arrivals left over from an arming that carried (one or
-    // two: the next phase's arrivals that landed before the arming, protocol.hpp 3.).
+    // atomic with the warp's again. The protocol's counts include one test of the word its
+    // arrival made (armed: counted in an armed phase, not its last); everything else, the
+    // arming by a phase's first arrival, the completion and a surplus arrival's token, lies
+    // off the fast path (protocol.hpp 3.).
     // The last field: whether the protocol groups lanes (the grouped variant, checked builds).
     let configs = [
         (Target::Sm90, Variant::Default, sm90_native as fn(Op) -> Expect, "SYNCS.ARRIVE", "SYNCS.PHASECHK", 8, None),
-        (Target::Sm90, Variant::Emulated, protocol, "ATOM.E.ADD.64", "LDS", 44, Some(false)),
-        (Target::Sm90, Variant::Grouped, protocol, "ATOM.E.ADD.64", "LDS", 46, Some(true)),
-        (Target::Sm80, Variant::Default, protocol, "ATOM.E.ADD.64", "LDS", 41, Some(false)),
+        (Target::Sm90, Variant::Emulated, protocol, "ATOM.E.ADD.64", "LDS", 42, Some(false)),
+        (Target::Sm90, Variant::Grouped, protocol, "ATOM.E.ADD.64", "LDS", 43, Some(true)),
+        (Target::Sm80, Variant::Default, protocol, "ATOM.E.ADD.64", "LDS", 38, Some(false)),
     ];
     let mut trials = Vec::new();
     for (target, variant, expect, atomic, poll, bound, grouped) in configs {

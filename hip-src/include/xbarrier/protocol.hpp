@@ -250,12 +250,13 @@ struct protocol {
   // The same with the parity as the R bit of r, its sign bit (its other bits are ignored).
   template <class G>
   static XB_INLINE void wait_r(G lanes, const uint64_t* w, uint64_t r, uint32_t op) {
-    // R is the sign bit, so R differs where s ^ r is negative: AMDGPU tests that on the high
-    // halves (one XOR, one compare), where masking both words cost two instructions more.
-    // (A 32-bit XOR of the high halves reads the same but crashes GenMC 0.11's load
-    // annotation.)
-    static_assert(W::r_bit == uint64_t(1) << 63, "wait_r tests R as the sign bit");
-    poll_until(lanes, w, [r](uint64_t s) { return int64_t(s ^ r) < 0; }, op);
+    // R compared alone, as a 32-bit value: AMDGPU then tests the high halves with scalar
+    // instructions even where r comes from several ways (a 64-bit XOR and sign test went
+    // to a vector compare there). (Tests of the XOR's sign bit as 32 bits crash GenMC
+    // 0.11's load annotation.)
+    static_assert(W::r_bit == uint64_t(1) << 63, "wait_r takes R as bit 63");
+    const uint32_t rb = uint32_t(r >> 63);
+    poll_until(lanes, w, [rb](uint64_t s) { return uint32_t(s >> 63) != rb; }, op);
   }
 
   // Wait until the claimed phase whose R bit is `r` has been published. Not "until R
@@ -536,9 +537,9 @@ struct protocol {
 //    (threads that arrive without waiting), the carry leaves the surplus in A: they are the
 //    next phase's, whose first arrival has come and gone, so the thread whose arming
 //    carried arms that phase too, and again while its arming carries with a surplus
-//    (arm_spill()). Their tokens still name the phase they landed in, one early: a wait on
-//    such a token may return when that phase ends (not yet fixed: a surplus arrival must
-//    learn that it is one and wait for the arming before it hands out a token). A drop
+//    (arm_spill()). A surplus arrival knows itself from its own RMW's result (unarmed, at
+//    least E in) and which phase it is counted in (A / E phases on); its token names that
+//    phase, handed out once the armings have reached it (surplus_token()). A drop
 //    lowers E in its own RMW, so drops are compare-and-swaps (4.), never counted before an
 //    arming: E stays the count the phase after began with. Armed, A >= 2^a - E - 1 > 0,
 //    so the test fires once per phase and never in an armed one. Why the first arrival and
@@ -568,7 +569,9 @@ struct protocol {
 //    acquire invalidates caches, on every arrival if the RMW carried it). Everyone dropped
 //    out (E = 0): the barrier never completes again, and nothing is armed.
 // 6. Lane groups (protocol 6.): the group's arrivals are one fetch_add by its leader, the
-//    result is broadcast, and the whole group decides alike; its leader arms.
+//    result is broadcast, and the whole group decides alike; its leader arms. A group that
+//    completes a phase with lanes left over (a warp straddling two phases: over-arrival,
+//    protocol 6.) arms the phase they are counted in, as an arming with a surplus does.
 // Checked builds keep the claimed layouts, whose state tells the checks how many arrivals
 // are pending at any time.
 // ---------------------------------------------------------------------------------------
@@ -642,10 +645,11 @@ struct direct_protocol {
   static constexpr bool acquire_in_rmw = P::template acquiring_rmw_is_cheap<ms>();
 
   // arrive(update) by a group of lanes (arrive_and_drop() is a compare-and-swap, 3.).
-  // Returns the word as the group's RMW found it (its R bit is the token) and whether the
-  // group completed the phase. `waits`: the caller returns without polling when the group
+  // Returns the word as the group's RMW found it, with R flipped where a surplus arrival
+  // is counted an odd number of phases on (its R bit is the token), and whether the group
+  // completed the phase. `waits`: the caller returns without polling when the group
   // completed the phase (arrive_and_wait), so the RMW it completed the phase with must
-  // acquire (5.).
+  // acquire, or the caller fence (5.).
   struct counted {
     uint64_t old;
     bool completed;
@@ -657,32 +661,51 @@ struct direct_protocol {
     lanes.gather();
     const mem_order order = waits && acquire_in_rmw ? mem_order::acq_rel : mem_order::release;
     const uint64_t old = claimed::leader_add(lanes, w, delta, order);
+    if (XB_LIKELY(counted_in_armed(old, delta))) return {old, false};
+    return settle<waits>(lanes, w, old, delta);
+  }
+
+  // Whether the RMW that added `delta` to `old` found the phase armed and did not complete
+  // it: all there is to do. That is where the word it made reads armed: a carry leaves
+  // A = (the update's excess) < 2^(a-1), and an unarmed phase holds fewer arrivals than
+  // 2^(a-1) before and after (more would over-arrive by about 2^(a-1)).
+  // Where delta's low half is 0 (arrivals without drops), on the high halves alone.
+  static XB_INLINE bool counted_in_armed(uint64_t old, uint64_t delta) {
+    if (uint32_t(delta) == 0) return ((uint32_t(old >> 32) + uint32_t(delta >> 32)) & uint32_t(armed_bit >> 32)) != 0;
+    return armed(old + delta);
+  }
+
+  // The rest of an arrival (`old`: the word its RMW found): the arming by the phase's first
+  // arrival, the completion, and a surplus arrival's token, in that order: the wait in
+  // surplus_token() comes after every step a lane of the same call may owe (protocol 5.).
+  template <bool waits, class G>
+  static XB_INLINE counted settle(G lanes, uint64_t* w, uint64_t old, uint64_t delta) {
     bool completed = carries(old, delta);
-    uint64_t armed_to = 0;  // the word the first arrival's arming made
-    // The A test alone first, E's inside: the fast path tests one half of the word.
-    if (XB_UNLIKELY(no_arrivals(old))) {
+    uint64_t after = old + delta;  // the word the RMW that completed the phase made
+    // The A test alone first, E's inside: the completer tests one half of the word.
+    if (no_arrivals(old)) {
       if (expected_of(old) != 0) {  // the phase's first arrival arms it (3.)
         const uint64_t arm = arming(expected_of(old));
         const mem_order arm_order = waits && acquire_in_rmw ? mem_order::acq_rel : mem_order::release;
         const uint64_t found = claimed::leader_add(lanes, w, arm, arm_order);
         completed = carries(found, arm);
-        armed_to = found + arm;
+        after = found + arm;
       }
     }
-    if (XB_UNLIKELY(completed)) {
-      // An arming that carried with arrivals left over (else armed_to has A = 0); before the
-      // acquire fence, which then also follows its RMWs.
-      if (XB_UNLIKELY(!no_arrivals(armed_to))) arm_spill(lanes, w, armed_to);
-      if (waits && !acquire_in_rmw) P::fence(ms, mem_order::acquire);
+    if (completed) {
+      // Arrivals left over after the carry (3.; a group straddling two phases, 6., leaves
+      // some too).
+      if (!no_arrivals(after)) arm_spill(lanes, w, after);
       P::notify(w);  // wake parked waiters (the host backend parks idle workers)
     }
+    if (surplus(old)) return {surplus_token(lanes, w, old), false};
     return {old, completed};
   }
 
   // Arrivals that landed in the phase after this one before the first arrival armed this
   // one (more arrivals than it expects, 3.) count there, in a phase whose first arrival has
-  // come and gone: the thread whose arming carried with arrivals left over (`s`, the word
-  // its RMW made) arms that phase, and again while its arming carries with some left over.
+  // come and gone: the thread whose RMW carried with arrivals left over (`s`, the word its
+  // RMW made) arms that phase, and again while its arming carries with some left over.
   // Nothing else arms such a phase: arrivals find A != 0, tx operations and drops wait for
   // the arming (4.). Arrivals left over are fewer than 2^(a-1): a word that reads armed
   // after a carry holds an over-arrival (undefined), and is left as it is.
@@ -695,6 +718,31 @@ struct direct_protocol {
       if (!carries(found, arm)) break;
       P::notify(w);
     }
+  }
+
+  // A surplus arrival (3.): its RMW found the phase unarmed with at least E arrivals in, so
+  // it is counted in a later phase, the m-th after the one its RMW found (m = A / E, the
+  // arrivals before it in whole phases), which the arming and its spill reach without any
+  // help from its thread.
+  static XB_INLINE constexpr bool surplus(uint64_t old) {
+    return !armed(old) && expected_of(old) != 0 && arrivals_of(old) >= expected_of(old);
+  }
+  // A surplus arrival's token: waits until the word has left such windows (armed, or fewer
+  // arrivals than E in an unarmed phase: every phase of the window before its own holds E
+  // arrivals or more until it completes, its own too while the spill runs past it), then
+  // returns `old` with R flipped once per phase it was counted ahead. Its phase is then
+  // the one in progress or the one just completed, as for a token handed out at once
+  // (which of them the parity tells; a thread whose token falls two phases behind misreads
+  // it, on CUDA's mbarrier too; so does one that finds everyone else dropped out, E = 0,
+  // after two phases passed it, and waits on). No wait of its own call precedes this: a
+  // surplus arrival neither arms nor completes (protocol 5.). (A test of E = 0 in the loop
+  // crashes GenMC 0.11's load annotation.)
+  template <class G>
+  static XB_INLINE uint64_t surplus_token(G lanes, uint64_t* w, uint64_t old) {
+    claimed::poll_until(lanes, w, [](uint64_t s) { return armed(s) || arrivals_of(s) < expected_of(s); },
+                        XB_OP_ARRIVE);
+    const uint32_t ahead = uint32_t(arrivals_of(old)) / uint32_t(expected_of(old));
+    return old ^ (uint64_t(ahead & 1) << 63);
   }
 
   // arrive(update), and arrive_and_drop() by compare-and-swap (as a tx operation, 4.): a
@@ -730,6 +778,9 @@ struct direct_protocol {
       claimed::wait_r(lanes, w, c.old, XB_OP_WAIT);
       return;
     }
+    // After the join, so that the compiled code shows it on every way the completer
+    // returns; after the spill's RMWs, which it then also follows.
+    if (!acquire_in_rmw) P::fence(ms, mem_order::acquire);
     if (!(lanes.acquires_as_one() || lanes.leads())) {
       (void)P::template poll<ms>(w);
       P::template after_poll<ms>();
