@@ -110,6 +110,12 @@ CHECKS=(
   "direct_spill_drop|direct_spill_drop|-DGM_DIRECT=gm::direct_device"
   "direct_surplus.block|direct_surplus|-DGM_DIRECT=gm::direct_block"
   "direct_surplus|direct_surplus|-DGM_DIRECT=gm::direct_device"
+  "direct_surplus_multi.block|direct_surplus_multi|-DGM_DIRECT=gm::direct_block"
+  "direct_surplus_multi|direct_surplus_multi|-DGM_DIRECT=gm::direct_device"
+  "direct_surplus_dropped.block|direct_surplus_dropped|-DGM_DIRECT=gm::direct_block"
+  "direct_surplus_dropped|direct_surplus_dropped|-DGM_DIRECT=gm::direct_device"
+  "direct_window_drop.block|direct_window_drop|-DGM_DIRECT=gm::direct_block"
+  "direct_window_drop|direct_window_drop|-DGM_DIRECT=gm::direct_device"
   "arrive_wait.direct|arrive_wait|-DGM_PROTO=gm::direct_block"
   "arrive_and_wait.direct|arrive_and_wait|-DGM_PROTO=gm::direct_block"
   "arrive_and_wait.direct.wave|arrive_and_wait|-DGM_PROTO=gm::direct_block -DGM_WAVE=2"
@@ -212,6 +218,17 @@ sub('    if (surplus(old)) return {surplus_token(lanes, w, old), false};\n', '')
   # a surplus arrival hands out its token before the phases ahead of it have completed
   "direct-surplus-no-wait|include/xbarrier/protocol.hpp|direct_surplus.block direct_surplus|
 sub('return armed(s) || arrivals_of(s) < expected_of(s);', 'return true;')"
+  # a surplus arrival's token flips R once, however many phases ahead it is counted
+  "direct-surplus-flips-once|include/xbarrier/protocol.hpp|direct_surplus_multi.block direct_surplus_multi|
+sub('return old ^ (uint64_t(ahead & 1) << 63);', 'return old ^ r_bit;')"
+  # a surplus arrival waits on a word that has drained to nothing arrived (everyone else
+  # dropped out meanwhile): its arrive() never returns
+  "direct-surplus-misses-drain|include/xbarrier/protocol.hpp|direct_surplus_dropped.block direct_surplus_dropped|
+sub('return armed(s) || arrivals_of(s) < expected_of(s) || no_arrivals(s);', 'return armed(s) || arrivals_of(s) < expected_of(s);')"
+  # a tx operation or drop that found a window waits for the arming or a flip of R only
+  # (the window's armings flip R twice and leave it unarmed and empty)
+  "direct-tx-wait-misses-drain|include/xbarrier/protocol.hpp|direct_window_drop.block direct_window_drop|
+sub('return armed(s) || no_arrivals(s) || (s & r_bit) != r; }', 'return armed(s) || (s & r_bit) != r; }')"
   # a drop lowers E by a fetch_add of its own, then arrives as a plain arrival: E may
   # drop in a phase not yet armed
   "direct-drop-by-add|include/xbarrier/protocol.hpp|direct_spill_drop.block direct_spill_drop|
@@ -295,7 +312,7 @@ sub('const int64_t held = (tx(base) == 0 && t != 0) ? 1 : (tx(base) != 0 && t ==
   # direct block layout: a tx operation that finds the next phase unarmed waits for R to
   # flip instead of for the arming (the phase it waits for needs its own update)
   "direct-tx-waits-for-flip|include/xbarrier/protocol.hpp|direct_tx_first|
-sub('[r](uint64_t s) { return armed(s) || (s & r_bit) != r; }', '[r](uint64_t s) { return (s & r_bit) != r; }')"
+sub('[r](uint64_t s) { return armed(s) || no_arrivals(s) || (s & r_bit) != r; }', '[r](uint64_t s) { return (s & r_bit) != r; }')"
   # direct layouts, fence form (AMDGPU's): arrive_and_wait's completer does not fence after
   # its release RMW (it returns without having acquired the phase's arrivals)
   "direct-completer-no-fence|include/xbarrier/protocol.hpp|direct direct.block arrive_and_wait.direct arrive_and_wait.direct.device|
@@ -315,7 +332,8 @@ sub('const mem_order arm_order = waits && acquire_in_rmw ? mem_order::acq_rel : 
   # direct block layout: a tx operation never arms an untouched phase (it waits for an
   # arming that no arrival may come to make)
   "direct-tx-never-arms|include/xbarrier/protocol.hpp|direct_tx direct_tx_first direct_tx_arm_completes|
-sub('while (armed(old) || first_of_phase(old)) {', 'while (armed(old)) {')"
+sub('while (armed(old) || first_of_phase(old)) {', 'while (armed(old)) {')
+sub('return armed(s) || no_arrivals(s) || (s & r_bit) != r; }', 'return armed(s) || (s & r_bit) != r; }')"
   # direct block layout: a tx operation also arms a phase some arrival has reached (armed
   # twice, the phase expects E more)
   "direct-tx-arms-reached|include/xbarrier/protocol.hpp|direct_tx_first|

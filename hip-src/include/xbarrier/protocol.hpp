@@ -549,12 +549,14 @@ struct protocol {
 //    arming; the first arrival's arming overlaps the other arrivals of its phase instead
 //    (docs/performance.md has the cycles).
 // 4. Armed and unarmed phases tell apart by bit 62: armed, A >= 2^a - E - 1 >= 2^(a-1)
-//    (E < 2^(a-1)); unarmed, A holds fewer arrivals than E. A tx operation compare-and-swaps
+//    (E < 2^(a-1)); unarmed, A holds the arrivals counted before the arming, fewer than
+//    2^(a-1) (a window of 2^(a-1) arrivals or more, possible only with E close to its
+//    maximum and surplus arrivals, 3., reads as armed: a known limit). A tx operation compare-and-swaps
 //    on an armed phase, or on an unarmed one that nothing has reached yet (A = 0), which its
 //    swap arms as a first arrival would (3.); so does arrive_and_drop. One that finds
 //    arrivals in an unarmed phase waits for the first arrival's arming, which that arrival
-//    makes before anything its own call waits for (protocol 5.). Arrivals never wait for
-//    it: their fetch_add needs no armed phase.
+//    makes before anything its own call waits for (protocol 5.). Arrivals do not wait for
+//    it, their fetch_add needs no armed phase, but for a surplus arrival's token (3.).
 // 5. Waiters poll R as in the claimed layouts. The carrying RMW continues the release
 //    sequences of every arrival and tx update of its phase (all are RMWs on the word), so a
 //    waiter that reads the flipped R synchronizes with all of them. No arrival reads what
@@ -727,20 +729,19 @@ struct direct_protocol {
   static XB_INLINE constexpr bool surplus(uint64_t old) {
     return !armed(old) && expected_of(old) != 0 && arrivals_of(old) >= expected_of(old);
   }
-  // A surplus arrival's token: waits until the word has left such windows (armed, or fewer
-  // arrivals than E in an unarmed phase: every phase of the window before its own holds E
-  // arrivals or more until it completes, its own too while the spill runs past it), then
-  // returns `old` with R flipped once per phase it was counted ahead. Its phase is then
-  // the one in progress or the one just completed, as for a token handed out at once
-  // (which of them the parity tells; a thread whose token falls two phases behind misreads
-  // it, on CUDA's mbarrier too; so does one that finds everyone else dropped out, E = 0,
-  // after two phases passed it, and waits on). No wait of its own call precedes this: a
-  // surplus arrival neither arms nor completes (protocol 5.). (A test of E = 0 in the loop
-  // crashes GenMC 0.11's load annotation.)
+  // A surplus arrival's token: waits until the word has left such windows (armed, fewer
+  // arrivals than E in an unarmed phase, or none: every phase of the window before its own
+  // holds E arrivals or more until it completes, its own too while the spill runs past
+  // it), then returns `old` with R flipped once per phase it was counted ahead. No wait of
+  // its own call precedes this: a surplus arrival neither arms nor completes (protocol 5.).
+  // Where the window held whole phases after its own, they have completed by then, and the
+  // token is as far behind as a token whose holder waits only after those arrivals (on
+  // CUDA's mbarrier too, a parity two phases behind reads as the phase in progress).
   template <class G>
   static XB_INLINE uint64_t surplus_token(G lanes, uint64_t* w, uint64_t old) {
-    claimed::poll_until(lanes, w, [](uint64_t s) { return armed(s) || arrivals_of(s) < expected_of(s); },
-                        XB_OP_ARRIVE);
+    claimed::poll_until(
+        lanes, w, [](uint64_t s) { return armed(s) || arrivals_of(s) < expected_of(s) || no_arrivals(s); },
+        XB_OP_ARRIVE);
     const uint32_t ahead = uint32_t(arrivals_of(old)) / uint32_t(expected_of(old));
     return old ^ (uint64_t(ahead & 1) << 63);
   }
@@ -793,7 +794,10 @@ struct direct_protocol {
   // nothing has reached yet, which the swap arms (2., 4.). A lane that finds arrivals in an
   // unarmed phase leaves the loop, waits for the first arrival's arming and tries again;
   // its own call arms nothing then, so the wait comes after anything its call must run
-  // (protocol 5.). Returns the parity of the phase it counted in.
+  // (protocol 5.). It waits for the word to read armed, R to flip or A to drain to 0: a
+  // window with surplus arrivals may flip R twice or more and end unarmed with nothing in
+  // it (3.), where R alone would read as no progress. Returns the parity of the phase it
+  // counted in.
   static XB_DEVICE bool tx_update(uint64_t* w, uint32_t arrivals, int64_t tx_delta, bool drop = false) {
     for (;;) {
       uint64_t old = P::template load<ms>(w, mem_order::relaxed);
@@ -811,7 +815,8 @@ struct direct_protocol {
         P::backoff(iteration);  // another thread's atomic landed
       }
       const uint64_t r = old & r_bit;
-      claimed::poll_until(single_lane(), w, [r](uint64_t s) { return armed(s) || (s & r_bit) != r; }, XB_OP_WAIT);
+      claimed::poll_until(
+          single_lane(), w, [r](uint64_t s) { return armed(s) || no_arrivals(s) || (s & r_bit) != r; }, XB_OP_WAIT);
     }
   }
 };
