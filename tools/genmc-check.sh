@@ -110,6 +110,8 @@ CHECKS=(
   "direct_spill_drop|direct_spill_drop|-DGM_DIRECT=gm::direct_device"
   "direct_surplus.block|direct_surplus|-DGM_DIRECT=gm::direct_block"
   "direct_surplus|direct_surplus|-DGM_DIRECT=gm::direct_device"
+  "direct_surplus_wait.block|direct_surplus_wait|-DGM_DIRECT=gm::direct_block"
+  "direct_surplus_wait|direct_surplus_wait|-DGM_DIRECT=gm::direct_device"
   "direct_surplus_multi.block|direct_surplus_multi|-DGM_DIRECT=gm::direct_block"
   "direct_surplus_multi|direct_surplus_multi|-DGM_DIRECT=gm::direct_device"
   "direct_surplus_dropped.block|direct_surplus_dropped|-DGM_DIRECT=gm::direct_block"
@@ -214,10 +216,13 @@ MUTANTS=(
 sub('if (!no_arrivals(after)) arm_spill(lanes, w, after);', '')"
   # a surplus arrival's token names the phase its RMW found, not the one it is counted in
   "direct-surplus-old-token|include/xbarrier/protocol.hpp|direct_surplus.block direct_surplus|
-sub('    if (surplus(old)) return {surplus_token(lanes, w, old), false};\n', '')"
+sub('if (XB_UNLIKELY(!c.completed && surplus(c.old))) return parity(surplus_token(single_lane(), w, c.old));', '')"
+  # arrive_and_wait's surplus arrival waits on the phase its atomic found
+  "direct-surplus-old-token-aw|include/xbarrier/protocol.hpp|direct_surplus_wait.block direct_surplus_wait|
+sub('const uint64_t token = XB_UNLIKELY(surplus(a.old)) ? surplus_token(lanes, w, a.old) : a.old;', 'const uint64_t token = a.old;')"
   # a surplus arrival hands out its token before the phases ahead of it have completed
   "direct-surplus-no-wait|include/xbarrier/protocol.hpp|direct_surplus.block direct_surplus|
-sub('return armed(s) || arrivals_of(s) < expected_of(s);', 'return true;')"
+sub('return armed(s) || arrivals_of(s) < expected_of(s) || no_arrivals(s);', 'return true;')"
   # a surplus arrival's token flips R once, however many phases ahead it is counted
   "direct-surplus-flips-once|include/xbarrier/protocol.hpp|direct_surplus_multi.block direct_surplus_multi|
 sub('return old ^ (uint64_t(ahead & 1) << 63);', 'return old ^ r_bit;')"

@@ -230,13 +230,11 @@ struct RoundTrip {
 
 fn round_trip_bounds(target: Target) -> RoundTrip {
     let (fast, completing, arming, sleeping_poll) = match target {
-        Target::Gfx90a | Target::Gfx942 => (32, 44, 73, 17),
-        // clang 22 compares the poll's R bit as 64 bits (two more) and drops a branch that
-        // clang-19 keeps.
-        Target::Gfx950 => (33, 44, 73, 17),
-        Target::Gfx1100 => (36, 52, 86, 20),
-        Target::Gfx1200 => (36, 49, 85, 19),
-        _ => (35, 40, 73, 19),
+        Target::Gfx90a | Target::Gfx942 => (33, 41, 70, 17),
+        Target::Gfx950 => (31, 39, 68, 17),
+        Target::Gfx1100 => (38, 48, 81, 20),
+        Target::Gfx1200 => (38, 45, 81, 19),
+        _ => (35, 40, 71, 19),
     };
     RoundTrip { fast, completing, arming, sleeping_poll }
 }

@@ -270,9 +270,9 @@ fn main() {
     // The last field: whether the protocol groups lanes (the grouped variant, checked builds).
     let configs = [
         (Target::Sm90, Variant::Default, sm90_native as fn(Op) -> Expect, "SYNCS.ARRIVE", "SYNCS.PHASECHK", 8, None),
-        (Target::Sm90, Variant::Emulated, protocol, "ATOM.E.ADD.64", "LDS", 42, Some(false)),
-        (Target::Sm90, Variant::Grouped, protocol, "ATOM.E.ADD.64", "LDS", 43, Some(true)),
-        (Target::Sm80, Variant::Default, protocol, "ATOM.E.ADD.64", "LDS", 38, Some(false)),
+        (Target::Sm90, Variant::Emulated, protocol, "ATOM.E.ADD.64", "LDS", 37, Some(false)),
+        (Target::Sm90, Variant::Grouped, protocol, "ATOM.E.ADD.64", "LDS", 40, Some(true)),
+        (Target::Sm80, Variant::Default, protocol, "ATOM.E.ADD.64", "LDS", 33, Some(false)),
     ];
     let mut trials = Vec::new();
     for (target, variant, expect, atomic, poll, bound, grouped) in configs {

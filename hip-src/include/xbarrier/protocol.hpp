@@ -658,13 +658,23 @@ struct direct_protocol {
   };
   template <bool waits = false, class G>
   static XB_INLINE counted arrive_as(G lanes, uint64_t* w, ptrdiff_t update) {
+    const added a = add_arrivals<waits>(lanes, w, update);
+    if (XB_LIKELY(counted_in_armed(a.old, a.delta))) return {a.old, false};
+    return settle<waits>(lanes, w, a.old, a.delta);
+  }
+
+  // The group's arrivals in one fetch_add by its leader: the word it found, and what it added.
+  struct added {
+    uint64_t old;
+    uint64_t delta;
+  };
+  template <bool waits, class G>
+  static XB_INLINE added add_arrivals(G lanes, uint64_t* w, ptrdiff_t update) {
     const uint64_t n = lanes.size();
     const uint64_t delta = (uint64_t(update) << a_shift) * n;
     lanes.gather();
     const mem_order order = waits && acquire_in_rmw ? mem_order::acq_rel : mem_order::release;
-    const uint64_t old = claimed::leader_add(lanes, w, delta, order);
-    if (XB_LIKELY(counted_in_armed(old, delta))) return {old, false};
-    return settle<waits>(lanes, w, old, delta);
+    return {claimed::leader_add(lanes, w, delta, order), delta};
   }
 
   // Whether the RMW that added `delta` to `old` found the phase armed and did not complete
@@ -678,8 +688,10 @@ struct direct_protocol {
   }
 
   // The rest of an arrival (`old`: the word its RMW found): the arming by the phase's first
-  // arrival, the completion, and a surplus arrival's token, in that order: the wait in
-  // surplus_token() comes after every step a lane of the same call may owe (protocol 5.).
+  // arrival and the completion, in that order, with no wait. A surplus arrival's token
+  // (surplus_token(), which waits) is its callers', after this returns (protocol 5.):
+  // there, on NVIDIA, ptxas keeps the other lanes of a warp from waiting for it; inside,
+  // the test alone cost the emulated round trip ~140 cycles at 128 threads.
   template <bool waits, class G>
   static XB_INLINE counted settle(G lanes, uint64_t* w, uint64_t old, uint64_t delta) {
     bool completed = carries(old, delta);
@@ -700,7 +712,6 @@ struct direct_protocol {
       if (!no_arrivals(after)) arm_spill(lanes, w, after);
       P::notify(w);  // wake parked waiters (the host backend parks idle workers)
     }
-    if (surplus(old)) return {surplus_token(lanes, w, old), false};
     return {old, completed};
   }
 
@@ -755,6 +766,8 @@ struct direct_protocol {
     const counted c = XB_LIKELY(lanes.agree(w, uint64_t(update) << 1))
                           ? arrive_as(lanes, w, update)
                           : arrive_as(single_lane(), w, update);
+    // After the two ways join, as claimed::arrive() waits (protocol 5.).
+    if (XB_UNLIKELY(!c.completed && surplus(c.old))) return parity(surplus_token(single_lane(), w, c.old));
     return parity(c.old);
   }
 
@@ -765,8 +778,8 @@ struct direct_protocol {
   // poll of their own where the leader's acquire does not stand for theirs, whatever it
   // reads: the broadcast follows the leader's RMW, so the poll reads that RMW's value or a
   // later one, and every value from there on continues the release sequences of the
-  // phase's arrivals. The wait comes after the arming, which arrive_as() makes before it
-  // returns (protocol 5.).
+  // phase's arrivals. Every wait comes after settle(), which arms and completes without
+  // waiting (protocol 5.); a surplus arrival waits for its token first (surplus_token()).
   static XB_DEVICE void arrive_and_wait(uint64_t* w) {
     const auto lanes = P::lanes_here();
     if (XB_LIKELY(lanes.agree(w, 1))) arrive_and_wait_as(lanes, w);
@@ -774,9 +787,18 @@ struct direct_protocol {
   }
   template <class G>
   static XB_INLINE void arrive_and_wait_as(G lanes, uint64_t* w) {
-    const counted c = arrive_as<true>(lanes, w, 1);
-    if (XB_LIKELY(!c.completed)) {
-      claimed::wait_r(lanes, w, c.old, XB_OP_WAIT);
+    // arrive_as() spelt out: the fast path goes from its test to a wait of its own. With one
+    // wait for both paths, ptxas made the lanes of a warp wait for its lanes on the slow
+    // path (the surplus test alone cost ~140 cycles a round trip on an H100).
+    const added a = add_arrivals<true>(lanes, w, 1);
+    if (XB_LIKELY(counted_in_armed(a.old, a.delta))) {
+      claimed::wait_r(lanes, w, a.old, XB_OP_WAIT);
+      return;
+    }
+    const counted c = settle<true>(lanes, w, a.old, a.delta);
+    if (!c.completed) {
+      const uint64_t token = XB_UNLIKELY(surplus(a.old)) ? surplus_token(lanes, w, a.old) : a.old;
+      claimed::wait_r(lanes, w, token, XB_OP_WAIT);
       return;
     }
     // After the join, so that the compiled code shows it on every way the completer
