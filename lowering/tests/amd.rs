@@ -183,13 +183,15 @@ fn aggregated(target: Target, code: &OpCode) -> Result<(), String> {
 /// no other lane), and the claim wait's sleeps follow the last publish in the listing. The
 /// direct layout's tx operations make no RMW but their compare-and-swap, which may arm an
 /// untouched phase; no call ever waits for such an arming (a phase a swap armed is never
-/// reached and unarmed), so their sleeps precede nothing another lane waits for.
+/// reached and unarmed), so their sleeps precede nothing another lane waits for. The direct
+/// layout's arrivals wait for a surplus arrival's token only after their own arming and
+/// completion: the walks check that too.
 fn waits_come_last(op: Op, code: &OpCode) -> Result<(), String> {
     let listing = || code.instructions.join("\n    ");
     let publish = code.instructions.iter().rposition(|i| i.starts_with("ds_add_rtn_u64"));
     let sleeps: Vec<usize> =
         code.instructions.iter().enumerate().filter(|(_, i)| i.starts_with("s_sleep")).map(|(n, _)| n).collect();
-    // The direct layout's arrive() polls nowhere: nothing to order.
+    // No wait loop: nothing to order.
     let Some(&last) = sleeps.last() else { return Ok(()) };
     let arrival = matches!(op, Op::Arrive | Op::ArriveAndWait | Op::CompletionArriveAndWait);
     let Some(publish) = publish else {
