@@ -689,9 +689,7 @@ struct direct_protocol {
 
   // The rest of an arrival (`old`: the word its RMW found): the arming by the phase's first
   // arrival and the completion, in that order, with no wait. A surplus arrival's token
-  // (surplus_token(), which waits) is its callers', after this returns (protocol 5.):
-  // there, on NVIDIA, ptxas keeps the other lanes of a warp from waiting for it; inside,
-  // the test alone cost the emulated round trip ~140 cycles at 128 threads.
+  // (surplus_token(), which waits) is its callers', after this returns (protocol 5.).
   template <bool waits, class G>
   static XB_INLINE counted settle(G lanes, uint64_t* w, uint64_t old, uint64_t delta) {
     bool completed = carries(old, delta);
@@ -787,9 +785,8 @@ struct direct_protocol {
   }
   template <class G>
   static XB_INLINE void arrive_and_wait_as(G lanes, uint64_t* w) {
-    // arrive_as() spelt out: the fast path goes from its test to a wait of its own. With one
-    // wait for both paths, ptxas made the lanes of a warp wait for its lanes on the slow
-    // path (the surplus test alone cost ~140 cycles a round trip on an H100).
+    // arrive_as() spelt out: the fast path goes from its test to a wait of its own (on an
+    // H100 the emulated round trip took ~20 cycles less than with one wait for both paths).
     const added a = add_arrivals<true>(lanes, w, 1);
     if (XB_LIKELY(counted_in_armed(a.old, a.delta))) {
       claimed::wait_r(lanes, w, a.old, XB_OP_WAIT);
