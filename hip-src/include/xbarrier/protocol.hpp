@@ -647,9 +647,9 @@ struct direct_protocol {
   static constexpr bool acquire_in_rmw = P::template acquiring_rmw_is_cheap<ms>();
 
   // arrive(update) by a group of lanes (arrive_and_drop() is a compare-and-swap, 3.).
-  // Returns the word as the group's RMW found it, with R flipped where a surplus arrival
-  // is counted an odd number of phases on (its R bit is the token), and whether the group
-  // completed the phase. `waits`: the caller returns without polling when the group
+  // Returns the word as the group's RMW found it (its R bit is the token, but for a surplus
+  // arrival's: arrive() takes that after its two ways join, arrive_and_wait_as() on its
+  // slow path) and whether the group completed the phase. `waits`: the caller returns without polling when the group
   // completed the phase (arrive_and_wait), so the RMW it completed the phase with must
   // acquire, or the caller fence (5.).
   struct counted {
@@ -776,8 +776,9 @@ struct direct_protocol {
   // poll of their own where the leader's acquire does not stand for theirs, whatever it
   // reads: the broadcast follows the leader's RMW, so the poll reads that RMW's value or a
   // later one, and every value from there on continues the release sequences of the
-  // phase's arrivals. Every wait comes after settle(), which arms and completes without
-  // waiting (protocol 5.); a surplus arrival waits for its token first (surplus_token()).
+  // phase's arrivals. Every wait comes after settle(), where the call runs it: settle()
+  // arms and completes without waiting (protocol 5.); a surplus arrival waits for its token
+  // first (surplus_token()).
   static XB_DEVICE void arrive_and_wait(uint64_t* w) {
     const auto lanes = P::lanes_here();
     if (XB_LIKELY(lanes.agree(w, 1))) arrive_and_wait_as(lanes, w);

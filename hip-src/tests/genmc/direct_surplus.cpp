@@ -8,9 +8,9 @@
 //     arrives with update 2; thread 1 arrives with update 2 (token t1), then with update 1
 //     (token t2), and says `go` (after its test, where it tests).
 // Every order of those four arrivals splits them into two whole phases. Thread 1's two
-// share a phase only where they make it up alone: that phase has completed once the second
-// returns (by the second, or by the first one's arming where the second landed before it),
-// and must read complete (`go` keeps the next from completing before the test).
+// share a phase only where they make it up alone: then its second completed that phase
+// (its first armed it before returning), which must read complete (`go` keeps the next
+// from completing before the test).
 // Otherwise thread 1's second shares phase 2 with thread 0's second, and a wait on t2 must
 // see `data`. The surplus case: thread 0's update 1 is phase 1's first arrival and has not
 // armed it when both of thread 1's land; a token naming the phase the RMW found reads as

@@ -3,7 +3,8 @@
 // unarmed with nothing arrived and nothing expected). Block scope, or the wide layout with
 // -DGM_DIRECT=gm::direct_device. Expected count 1, 2 threads:
 //   thread 0 arrives (phase 0), says so, arrives again (phase 1 or 2), waits until phase 2
-//     has completed (R reads 0 again), then arrive_and_drops (phase 3; E is 0 after it);
+//     has completed (R reads 1, as after phase 0), then arrive_and_drops (phase 3; E is 0
+//     after it);
 //   thread 1, once phase 0 is in, arrives once and never waits on its token: where thread
 //     0's second arrival came first and had not armed phase 1 yet, it is counted in phase 2.
 #include "platform.hpp"

@@ -1,5 +1,5 @@
-// Property: in the direct layouts, surplus arrivals counted one, two or three phases after
-// the one their atomic found get the tokens of those phases (R flipped once per phase
+// Property: in the direct layouts, surplus arrivals counted one or two phases after the one
+// their atomic found get the tokens of those phases (R flipped once per phase
 // ahead), and every phase completes. Block scope, or the wide layout with
 // -DGM_DIRECT=gm::direct_device. Expected count 2; 4 threads each arrive with update 2,
 // once, without waiting: each arrival is a whole phase, so phases 0-3 complete (phase 0

@@ -7,10 +7,12 @@
 //     update 2; thread 1 arrives with update 2, then arrive_and_waits (update 1) and sets
 //     `left_wait`.
 // Every order of those four arrivals splits them into two whole phases. Where thread 0's
-// update 1 is counted in phase 1 (t reads phase 1's parity), phase 1 is it and thread 1's
-// update 2, so thread 1's arrive_and_wait is phase 2's and returns only after thread 0's
-// last arrival: thread 0 must read `left_wait` as 0. The surplus case: thread 0's update 1
-// is phase 1's first arrival and has not armed it when both of thread 1's land.
+// update 1 is counted in phase 1 (t reads phase 1's parity), phase 1 is it and an update 2
+// of either thread, so thread 1's arrive_and_wait is phase 2's and returns only after
+// thread 0's last arrival: thread 0 must read `left_wait` as 0. The surplus case: thread
+// 0's update 1 is phase 1's first arrival and has not armed it when both of thread 1's
+// land (with the token of the phase its atomic found, the wait returns early, or never
+// where phase 2 completes before it polls).
 #include "platform.hpp"
 
 #ifndef GM_DIRECT
