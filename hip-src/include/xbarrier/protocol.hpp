@@ -786,8 +786,9 @@ struct direct_protocol {
   }
   template <class G>
   static XB_INLINE void arrive_and_wait_as(G lanes, uint64_t* w) {
-    // arrive_as() spelt out: the fast path goes from its test to a wait of its own (on an
-    // H100 the emulated round trip took ~20 cycles less than with one wait for both paths).
+    // arrive_as() spelt out: the fast path goes from its test to a wait of its own, which
+    // NVIDIA's emulated round trip runs faster than one wait for both paths
+    // (docs/performance.md has the cycles).
     const added a = add_arrivals<true>(lanes, w, 1);
     if (XB_LIKELY(counted_in_armed(a.old, a.delta))) {
       claimed::wait_r(lanes, w, a.old, XB_OP_WAIT);
