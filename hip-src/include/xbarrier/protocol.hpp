@@ -649,9 +649,9 @@ struct direct_protocol {
   // arrive(update) by a group of lanes (arrive_and_drop() is a compare-and-swap, 3.).
   // Returns the word as the group's RMW found it (its R bit is the token, but for a surplus
   // arrival's: arrive() takes that after its two ways join, arrive_and_wait_as() on its
-  // slow path) and whether the group completed the phase. `waits`: the caller returns without polling when the group
-  // completed the phase (arrive_and_wait), so the RMW it completed the phase with must
-  // acquire, or the caller fence (5.).
+  // slow path) and whether the group completed the phase. `waits`: the caller returns
+  // without polling when the group completed the phase (arrive_and_wait), so the RMW it
+  // completed the phase with must acquire, or the caller fence (5.).
   struct counted {
     uint64_t old;
     bool completed;
