@@ -734,9 +734,11 @@ struct direct_protocol {
   // A surplus arrival (3.): its RMW found the phase unarmed with at least E arrivals in, so
   // it is counted in a later phase, the m-th after the one its RMW found (m = A / E, the
   // arrivals before it in whole phases), which the arming and its spill reach without any
-  // help from its thread.
+  // help from its thread. `E != 0 && A >= E` as one unsigned subtraction: E = 0 leaves
+  // A - E = A, and E > A wraps above A. NVIDIA's emulated round trip runs this form faster
+  // than the two comparisons, and AMDGPU compiles both alike (docs/performance.md).
   static XB_INLINE constexpr bool surplus(uint64_t old) {
-    return !armed(old) && expected_of(old) != 0 && arrivals_of(old) >= expected_of(old);
+    return !armed(old) && arrivals_of(old) - expected_of(old) < arrivals_of(old);
   }
   // A surplus arrival's token: waits until the word has left such windows (armed, fewer
   // arrivals than E in an unarmed phase, or none: every phase of the window before its own
