@@ -31,7 +31,7 @@ step "workflow lint (actionlint; shellcheck on every run: script)"
 actionlint .github/workflows/ci.yml
 echo "actionlint: .github/workflows/ci.yml OK"
 
-step "format and lints"
+step "format and lints (clippy -D warnings: incompatible_msrv included)"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --features cuda,hip -- -D warnings
 
@@ -50,7 +50,7 @@ step "docs (rustdoc warning-free; doc tests run with the tests below)"
 # With every backend: features only add items (no item is compiled only without one).
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --features xbarrier/cuda,xbarrier/hip
 
-step "MSRV (every locked dependency's rust-version; clippy's incompatible_msrv)"
+step "MSRV (every locked dependency's rust-version; Rust at the MSRV where rustup can install it)"
 bash tools/msrv-check.sh
 
 step "tests (debug: checked device code; conformance, misuse, TSAN stress, unit, CLI; sm_80/sm_90 and gfx lowering)"
