@@ -91,8 +91,10 @@
 
 pub use xbarrier_api::*;
 
+mod peer_barrier;
 mod system_barrier;
-pub use system_barrier::{SystemBarrier, SystemToken};
+pub use peer_barrier::PeerBarrier;
+pub use system_barrier::{SystemBarrier, SystemBarrierArg, SystemToken};
 
 #[cfg(feature = "host")]
 pub use xbarrier_backend_host::Host;
@@ -159,7 +161,7 @@ pub trait BackendVisitor {
 /// let counts = visit_backends(&mut DeviceCount);
 /// assert_eq!(counts.len(), xbarrier::enabled_backends().len());
 /// # #[cfg(feature = "host")]
-/// assert!(counts.contains(&(xbarrier::BackendKind::Host, 1)));
+/// assert!(counts.contains(&(xbarrier::BackendKind::Host, 2)), "two stand-in devices by default");
 /// ```
 // One push per enabled feature, so no vec![] literal.
 #[allow(clippy::vec_init_then_push)]

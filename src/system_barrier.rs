@@ -354,6 +354,33 @@ impl<B: Backend> SystemBarrier<B> {
     }
 }
 
+/// A fresh barrier of system scope in the shared form, laid out on the host for memory that
+/// only kernels use (a [`crate::PeerBarrier`]): its words, and what the C++ side says of it.
+pub(crate) struct FreshObject {
+    pub(crate) words: Vec<u64>,
+    pub(crate) checked: bool,
+    pub(crate) max: u64,
+}
+
+/// The words of a barrier of system scope expecting `expected` arrivals per phase, as
+/// [`SystemBarrier::new`] initializes them in place.
+pub(crate) fn fresh_object<B: Backend>(call: &'static str, expected: u64) -> Result<FreshObject> {
+    let layout = shim::layout(B::KIND)?;
+    check_count(call, "expected count", expected, layout.max)?;
+    // The words are laid out in a Vec<u64>, so the object may ask for no more than that.
+    if layout.align > 8 || layout.bytes % 8 != 0 {
+        return Err(unfit(&layout));
+    }
+    let mut words = vec![0u64; (layout.bytes / 8) as usize];
+    let mut fault = FaultBytes([0u8; FaultRecord::SIZE]);
+    // SAFETY: `words` is a zero-filled object of the barrier's size, aligned for it (align
+    // <= 8); `fault` has an xb_fault_record's size and alignment.
+    match unsafe { shim::xb_system_init(words.as_mut_ptr().cast(), expected as i64, &mut fault) } {
+        0 => Ok(FreshObject { words, checked: layout.checked, max: layout.max }),
+        _ => Err(BarrierFault::new(call, xbarrier_api::backend::decode_fault_record(&fault.0)).into()),
+    }
+}
+
 fn check_count(call: &'static str, what: &str, count: u64, max: u64) -> Result<()> {
     if count == 0 || count > max {
         return Err(Error::InvalidArgument { call, reason: format!("{what} {count} outside 1..={max}") });
@@ -444,6 +471,30 @@ unsafe extern "C" fn give_up<B: Backend>(context: *mut c_void) -> i32 {
 impl<'b, B: Backend> From<&'b SystemBarrier<B>> for LaunchArg<'b, B> {
     fn from(barrier: &'b SystemBarrier<B>) -> LaunchArg<'b, B> {
         barrier.arg()
+    }
+}
+
+/// What a typed launcher takes for a kernel's `xb::barrier<xb::thread_scope_system>*`
+/// parameter: `&SystemBarrier<B>`, a barrier host threads take part in, or
+/// `&PeerBarrier<B>`, one kernels on several devices meet at.
+#[diagnostic::on_unimplemented(
+    message = "an `xb::barrier<xb::thread_scope_system>*` kernel parameter takes `&SystemBarrier<B>` or `&PeerBarrier<B>`, not `{Self}`",
+    label = "not a barrier of system scope on this backend"
+)]
+pub trait SystemBarrierArg<'b, B: Backend> {
+    /// The launch argument: the barrier's address, and what tracks its use.
+    fn launch_arg(self) -> LaunchArg<'b, B>;
+}
+
+impl<'b, B: Backend> SystemBarrierArg<'b, B> for &'b SystemBarrier<B> {
+    fn launch_arg(self) -> LaunchArg<'b, B> {
+        self.arg()
+    }
+}
+
+impl<'b, B: Backend> SystemBarrierArg<'b, B> for &'b crate::PeerBarrier<B> {
+    fn launch_arg(self) -> LaunchArg<'b, B> {
+        self.arg()
     }
 }
 

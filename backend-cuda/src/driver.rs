@@ -32,6 +32,9 @@ const REQUIRED: &[&str] = &[
     "cuDevicePrimaryCtxRetain",
     "cuDevicePrimaryCtxRelease_v2",
     "cuCtxSetCurrent",
+    "cuCtxEnablePeerAccess",
+    "cuDeviceCanAccessPeer",
+    "cuDeviceGetP2PAttribute",
     "cuMemAlloc_v2",
     "cuMemFree_v2",
     "cuMemAllocManaged",
@@ -51,6 +54,7 @@ const REQUIRED: &[&str] = &[
     "cuStreamSynchronize",
     "cuStreamQuery",
     "cuStreamDestroy_v2",
+    "cuStreamWaitEvent",
     "cuLaunchKernel",
     "cuLaunchCooperativeKernel",
     "cuEventCreate",
@@ -259,6 +263,57 @@ impl Context {
     /// The device it belongs to.
     pub(crate) fn device(&self) -> sys::CUdevice {
         self.device
+    }
+
+    /// Lets kernels of this context use memory allocated in `owner`'s context, with atomics
+    /// of system scope: the driver must report a peer path between the two devices and
+    /// native atomics over it. Peer access already enabled is success; a context is its own
+    /// peer.
+    pub(crate) fn reach(&self, owner: &Context) -> Result<()> {
+        if self.raw == owner.raw {
+            return Ok(());
+        }
+        let mut can = 0;
+        // SAFETY: both devices come from cuDeviceGet; `can` is a valid out-pointer.
+        unsafe { sys::cuDeviceCanAccessPeer(&mut can, self.device, owner.device) }
+            .result()
+            .call("cuDeviceCanAccessPeer")?;
+        let mut atomics = 0;
+        if can != 0 {
+            // SAFETY: as above.
+            unsafe {
+                sys::cuDeviceGetP2PAttribute(
+                    &mut atomics,
+                    sys::CUdevice_P2PAttribute::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
+                    self.device,
+                    owner.device,
+                )
+            }
+            .result()
+            .call("cuDeviceGetP2PAttribute")?;
+        }
+        if can == 0 || atomics == 0 {
+            return Err(Error::Unsupported {
+                backend: BACKEND,
+                what: "memory shared between devices",
+                reason: if can == 0 {
+                    "cuDeviceCanAccessPeer reports no peer path between the two devices (they need NVLink or \
+                     PCIe peer-to-peer under one root complex, and no IOMMU or virtualization that blocks it)"
+                        .to_owned()
+                } else {
+                    "the two devices reach each other's memory, but cuDeviceGetP2PAttribute reports no native \
+                     atomics over the link (CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED is 0), which a barrier \
+                     across them needs"
+                        .to_owned()
+                },
+            });
+        }
+        self.bind()?;
+        // SAFETY: `owner.raw` is a retained primary context, alive as long as `owner`.
+        match unsafe { sys::cuCtxEnablePeerAccess(owner.raw, 0) }.result() {
+            Ok(()) | Err(DriverError(sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)) => Ok(()),
+            Err(e) => Err(driver_error("cuCtxEnablePeerAccess", e)),
+        }
     }
 
     /// Makes this context current on the calling thread.

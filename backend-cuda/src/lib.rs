@@ -365,6 +365,10 @@ impl Backend for Cuda {
         Ok(memory)
     }
 
+    fn enable_peer_access(device: &CudaDevice, peer: &CudaDevice) -> Result<()> {
+        peer.ctx.reach(&device.ctx)
+    }
+
     fn address(memory: &CudaMemory) -> u64 {
         memory.ptr
     }
@@ -559,6 +563,16 @@ impl Backend for Cuda {
         // SAFETY: both events are live, recorded, and `end` has completed.
         let ms = unsafe { driver::elapsed_ms(start.raw, end.raw) }?;
         Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+    }
+
+    /// `cuStreamWaitEvent`: the driver orders the stream's later work after the event, which
+    /// may belong to another device's context.
+    fn stream_wait_event(device: &CudaDevice, stream: &CudaStream, event: &CudaEvent) -> Result<()> {
+        device.ctx.bind()?;
+        // SAFETY: both handles are live (their owners hold their contexts); the driver takes
+        // an event of any context.
+        unsafe { result::stream::wait_event(stream.raw, event.raw, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) }
+            .call("cuStreamWaitEvent")
     }
 }
 

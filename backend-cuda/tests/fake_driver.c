@@ -8,7 +8,7 @@
  * - Primary contexts, retained and released, current per thread. Memory, modules, streams and
  *   events belong to the context current when they were made; a launch needs its function
  *   and stream in the current context, and a kernel may touch only memory of its own
- *   context (else CUDA_ERROR_ILLEGAL_ADDRESS, as without peer access).
+ *   context or of a context its context enabled as a peer (else CUDA_ERROR_ILLEGAL_ADDRESS).
  * - Device memory is host memory, handed out 256-byte aligned and filled with 0xab (the
  *   backend must zero it). Every device range a call names must lie inside one live
  *   allocation or module global, else CUDA_ERROR_INVALID_VALUE.
@@ -18,6 +18,10 @@
  *   default stream does). cuMemFree, cuModuleUnload and cuStreamDestroy wait for the
  *   context's (or stream's) work first. Events record when their stream reaches them;
  *   cuEventElapsedTime answers CUDA_ERROR_NOT_READY until both have completed.
+ *   cuStreamWaitEvent queues a wait of no work that ends when the event does (an event of
+ *   any context; one never recorded is no wait): the stream's later work starts no sooner,
+ *   and when the wait runs it first runs the event's stream up to the event, so that work's
+ *   effects come first. A wait for an event behind a hung kernel ends as the hang does.
  * - Modules: cuModuleLoadData takes a text image, 8-byte aligned and NUL-terminated (what
  *   the backend's aligned_copy makes): "FAKECUDA" followed by "kernel:NAME" and
  *   "global:NAME:BYTES" words. cuModuleGetFunction returns the same handle for the same
@@ -47,15 +51,30 @@
  *   cuMemAlloc does, freed by cuMemFree and cuMemFreeHost respectively. cuStreamQuery runs
  *   what has finished by now and answers CUDA_ERROR_NOT_READY while work remains.
  *
+ * - Peer access: each context keeps the set of contexts it enabled as peers.
+ *   cuCtxEnablePeerAccess(peer, 0) adds `peer` to the current context's set (its kernels may
+ *   then use the peer's memory; not the other way round); it answers
+ *   CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED the second time, CUDA_ERROR_INVALID_DEVICE for
+ *   the current context itself, and CUDA_ERROR_PEER_ACCESS_UNSUPPORTED where the devices
+ *   cannot reach each other. The last release of a context empties its set and removes it
+ *   from the others'. cuDeviceCanAccessPeer and cuDeviceGetP2PAttribute (PERFORMANCE_RANK 0,
+ *   ACCESS_SUPPORTED, NATIVE_ATOMIC_SUPPORTED, CUDA_ARRAY_ACCESS_SUPPORTED, and 0 for
+ *   ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED) answer what XBAR_FAKE_CUDA_P2P says of the link
+ *   between the two devices; as the driver does, a device cannot access itself as a peer,
+ *   and cuDeviceGetP2PAttribute refuses one device as both ends (CUDA_ERROR_INVALID_DEVICE).
+ *
  * Settings: XBAR_FAKE_CUDA_INIT ("no-device": cuInit fails with CUDA_ERROR_NO_DEVICE;
  * "error:N": with code N, one cudarc knows), XBAR_FAKE_CUDA_DEVICES (0 to 2, default 2: an
  * sm_90 with cooperative launch and an sm_80 without), XBAR_FAKE_CUDA_MEMORY_MIB (per
  * device, default 1024), XBAR_FAKE_CUDA_WATCHDOG_MS, XBAR_FAKE_CUDA_HOST_ATOMICS,
  * XBAR_FAKE_CUDA_PINNED_OFFSET (bytes cuMemHostGetDevicePointer adds to the host address:
- * a system without unified addressing), and XBAR_FAKE_CUDA_LOG: a file that
- * gets one line per notable call (cuInit, launches with their argument bytes,
+ * a system without unified addressing), XBAR_FAKE_CUDA_P2P (the link between the two devices:
+ * "full", the default, peer access with native atomics; "no-atomics", peer access whose
+ * NATIVE_ATOMIC_SUPPORTED attribute is 0; "none", no peer access), and XBAR_FAKE_CUDA_LOG: a
+ * file that gets one line per notable call (cuInit, launches with their argument bytes,
  * cuFuncSetAttribute, the elapsed-time entry point used, errors of kernels, stream
- * destructions) and, at exit
+ * destructions, the three peer access calls with their answers, stream waits for events
+ * with the two devices) and, at exit
  * after a cuInit, what was never released. */
 #include <pthread.h>
 #include <stdarg.h>
@@ -81,11 +100,13 @@ enum {
   CUDA_ERROR_INVALID_DEVICE = 101,
   CUDA_ERROR_INVALID_IMAGE = 200,
   CUDA_ERROR_INVALID_CONTEXT = 201,
+  CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
   CUDA_ERROR_INVALID_HANDLE = 400,
   CUDA_ERROR_NOT_FOUND = 500,
   CUDA_ERROR_NOT_READY = 600,
   CUDA_ERROR_ILLEGAL_ADDRESS = 700,
   CUDA_ERROR_LAUNCH_TIMEOUT = 702,
+  CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
   CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
   CUDA_ERROR_NOT_SUPPORTED = 801,
   CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803,
@@ -108,11 +129,15 @@ static const struct {
     {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
     {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
     {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+     "peer access is not supported between these two devices"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
     {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
     {CUDA_ERROR_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated"},
+    {CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+     "peer access is already enabled"},
     {CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
      "too many blocks in cooperative launch"},
     {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
@@ -178,6 +203,7 @@ struct context {
   int retains;
   CUresult sticky; /* a kernel's error: every later call of the context returns it */
   size_t allocated;
+  int peers[MAX_DEVICES]; /* peers[d]: its kernels may use the memory of device d's context */
 };
 static struct context contexts[MAX_DEVICES];
 static __thread struct context* current;
@@ -187,6 +213,22 @@ static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 static int device_count(void) {
   long n = setting("XBAR_FAKE_CUDA_DEVICES", MAX_DEVICES);
   return n < 0 ? 0 : n > MAX_DEVICES ? MAX_DEVICES : (int)n;
+}
+
+/* The link between the two devices (XBAR_FAKE_CUDA_P2P). */
+enum link { LINK_NONE, LINK_NO_ATOMICS, LINK_FULL };
+static enum link peer_link(void) {
+  const char* how = getenv("XBAR_FAKE_CUDA_P2P");
+  if (!how || !*how || !strcmp(how, "full")) return LINK_FULL;
+  if (!strcmp(how, "no-atomics")) return LINK_NO_ATOMICS;
+  if (!strcmp(how, "none")) return LINK_NONE;
+  fprintf(stderr, "fake libcuda: XBAR_FAKE_CUDA_P2P=%s is none of full, no-atomics, none\n", how);
+  abort();
+}
+
+/* Whether kernels of `ctx` may use memory of `owner`: its own, or a peer's it enabled. */
+static int reaches(const struct context* ctx, const struct context* owner) {
+  return ctx == owner || ctx->peers[owner->device];
 }
 
 /* ---- handles: every object ever made stays listed (dead ones too), so a stale or foreign
@@ -260,7 +302,9 @@ struct module {
 
 struct op {
   struct op* next;
-  struct function* function; /* NULL: a copy */
+  struct function* function; /* NULL: a copy, or a wait (`after` set) */
+  struct stream* after;      /* a wait (cuStreamWaitEvent): `after`'s work up to after_time */
+  uint64_t after_time;
   unsigned grid[3], block[3], shared;
   int cooperative;
   unsigned char params[8][8];
@@ -284,10 +328,11 @@ struct event {
   struct stream* stream;
 };
 
+/* The host address of device range ptr..+bytes; with `only`, memory its kernels may use. */
 static unsigned char* device_range(CUdeviceptr ptr, size_t bytes, struct context* only) {
   for (struct object* o = objects; o; o = o->next) {
     struct memory* m = (struct memory*)o;
-    if (o->kind != MEMORY || !o->live || (only && o->ctx != only)) continue;
+    if (o->kind != MEMORY || !o->live || (only && !reaches(only, o->ctx))) continue;
     uintptr_t base = (uintptr_t)m->base;
     if (ptr >= base && ptr - base <= m->size && bytes <= m->size - (ptr - base)) return (unsigned char*)(uintptr_t)ptr;
   }
@@ -308,8 +353,20 @@ static struct memory* module_global(struct module* m, const char* name) {
   return NULL;
 }
 
-/* Runs a queued launch or copy: what the GPU would have done by op->done. */
+static CUresult wait_stream(struct stream* s, uint64_t until);
+
+static const char* op_name(const struct op* op) {
+  return op->function ? op->function->name : op->after ? "cuStreamWaitEvent" : "copy";
+}
+
+/* Runs a queued launch, copy or wait: what the GPU would have done by op->done. */
 static CUresult run(struct op* op, struct context* ctx) {
+  if (op->after) {
+    /* The work the event stood behind takes effect first. An error there is the event's
+     * context's own, reported to its calls; the waiting stream goes on. */
+    if (op->after->o.live) (void)wait_stream(op->after, op->after_time);
+    return CUDA_SUCCESS;
+  }
   if (!op->function) {
     memmove((void*)(uintptr_t)op->dst, (const void*)(uintptr_t)op->src, op->bytes);
     return CUDA_SUCCESS;
@@ -396,17 +453,21 @@ static CUresult wait_stream(struct stream* s, uint64_t until) {
   while (s->head && s->head->done <= until) {
     struct op* op = s->head;
     if (ctx->sticky) return ctx->sticky;
-    if (op->done == NEVER) { /* the first such op is a hang: what follows it starts at NEVER */
+    if (op->done == NEVER) { /* the first such op is a hang (or a wait for one): what follows starts at NEVER */
       sleep_until(op->start + (uint64_t)setting("XBAR_FAKE_CUDA_WATCHDOG_MS", 1000) * 1000000u);
-      note("watchdog ended %s", op->function->name);
-      return break_context(ctx, CUDA_ERROR_LAUNCH_TIMEOUT, op->function->name);
+      note("watchdog ended %s", op_name(op));
+      return break_context(ctx, CUDA_ERROR_LAUNCH_TIMEOUT, op_name(op));
     }
     sleep_until(op->done);
-    CUresult r = run(op, ctx);
-    if (r) return break_context(ctx, r, op->function ? op->function->name : "copy");
+    /* Off the queue before it runs: a wait runs another stream's work, which may wait for
+     * this stream's (two streams waiting for each other's events). */
     s->head = op->next;
     if (!s->head) s->tail = NULL;
+    char name[64];
+    snprintf(name, sizeof name, "%s", op_name(op));
+    CUresult r = run(op, ctx);
     free(op);
+    if (r) return break_context(ctx, r, name);
   }
   return ctx->sticky;
 }
@@ -556,6 +617,7 @@ static CUresult release(CUdevice device) {
   if (live) note("primary context of device %d destroyed with %d live objects", device, live);
   ctx->sticky = CUDA_SUCCESS;
   ctx->allocated = 0;
+  for (int d = 0; d < MAX_DEVICES; d++) ctx->peers[d] = contexts[d].peers[device] = 0;
   return CUDA_SUCCESS;
 }
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device) { API(release(device)); }
@@ -567,6 +629,58 @@ static CUresult set_current(struct context* ctx) {
   return CUDA_SUCCESS;
 }
 CUresult cuCtxSetCurrent(struct context* ctx) { API(set_current(ctx)); }
+
+/* Whether kernels on `device` can use memory of `peer` (not of itself, as the driver says). */
+static CUresult can_access_peer(int* can, CUdevice device, CUdevice peer) {
+  NEED_INIT;
+  if (device < 0 || device >= device_count() || peer < 0 || peer >= device_count()) return CUDA_ERROR_INVALID_DEVICE;
+  if (!can) return CUDA_ERROR_INVALID_VALUE;
+  *can = device != peer && peer_link() != LINK_NONE;
+  note("cuDeviceCanAccessPeer %d %d: %d", device, peer, *can);
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceCanAccessPeer(int* can, CUdevice device, CUdevice peer) { API(can_access_peer(can, device, peer)); }
+
+static CUresult p2p_attribute(int* value, int attribute, CUdevice src, CUdevice dst) {
+  NEED_INIT;
+  if (src < 0 || src >= device_count() || dst < 0 || dst >= device_count() || src == dst)
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (!value) return CUDA_ERROR_INVALID_VALUE;
+  enum link link = peer_link();
+  switch (attribute) {
+    case 1: *value = 0; break;                        /* PERFORMANCE_RANK */
+    case 2: *value = link != LINK_NONE; break;        /* ACCESS_SUPPORTED */
+    case 3: *value = link == LINK_FULL; break;        /* NATIVE_ATOMIC_SUPPORTED */
+    case 4: *value = link != LINK_NONE; break;        /* CUDA_ARRAY_ACCESS_SUPPORTED */
+    case 5: *value = 0; break;                        /* ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED */
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  note("cuDeviceGetP2PAttribute %d %d %d: %d", attribute, src, dst, *value);
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetP2PAttribute(int* value, int attribute, CUdevice src, CUdevice dst) {
+  API(p2p_attribute(value, attribute, src, dst));
+}
+
+/* Lets kernels of the current context use `peer`'s memory. */
+static CUresult enable_peer_access(struct context* peer, unsigned flags) {
+  NEED_CONTEXT;
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!peer || peer < contexts || peer >= contexts + MAX_DEVICES || !peer->retains) return CUDA_ERROR_INVALID_CONTEXT;
+  if (peer == current) return CUDA_ERROR_INVALID_DEVICE;
+  if (peer_link() == LINK_NONE) return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+  if (current->peers[peer->device]) return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+  current->peers[peer->device] = 1;
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxEnablePeerAccess(struct context* peer, unsigned flags) {
+  pthread_mutex_lock(&big_lock);
+  CUresult r = enable_peer_access(peer, flags);
+  note("cuCtxEnablePeerAccess device %d peer %d: %d", current ? current->device : -1,
+       peer >= contexts && peer < contexts + MAX_DEVICES ? peer->device : -1, r);
+  pthread_mutex_unlock(&big_lock);
+  return r;
+}
 
 /* Whether `bytes` more fit the device's memory (XBAR_FAKE_CUDA_MEMORY_MIB). */
 static int fits(size_t bytes) {
@@ -942,6 +1056,29 @@ static CUresult event_record(struct event* event, struct stream* stream) {
   return CUDA_SUCCESS;
 }
 CUresult cuEventRecord(struct event* event, struct stream* stream) { API(event_record(event, stream)); }
+
+/* The stream's later work starts once the event's stream has reached it (the event may be
+ * another context's): a queued wait of no work, done when the event is, that runs the
+ * event's stream up to there first. An event never recorded is no wait. */
+static CUresult stream_wait_event(struct stream* stream, struct event* event, unsigned flags) {
+  NEED_CONTEXT;
+  struct stream* s = find(stream, STREAM);
+  struct event* e = find(event, EVENT);
+  if (!s || !e) return CUDA_ERROR_INVALID_HANDLE;
+  if (s->o.ctx != current) return CUDA_ERROR_INVALID_CONTEXT;
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE; /* CU_EVENT_WAIT_DEFAULT only */
+  note("cuStreamWaitEvent device %d waits for device %d%s", s->o.ctx->device, e->o.ctx->device,
+       e->recorded ? "" : " (never recorded)");
+  if (!e->recorded) return CUDA_SUCCESS;
+  struct op* op = enqueue(s, 0);
+  if (e->time > op->done) op->done = s->tail_done = e->time;
+  op->after = e->stream;
+  op->after_time = e->time;
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamWaitEvent(struct stream* stream, struct event* event, unsigned flags) {
+  API(stream_wait_event(stream, event, flags));
+}
 
 static CUresult event_synchronize(struct event* event) {
   NEED_INIT;

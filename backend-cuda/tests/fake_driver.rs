@@ -1,8 +1,8 @@
 //! The CUDA backend end to end against a stand-in driver (`fake_driver.c`), so that its
 //! plumbing (loading and probing libcuda through cudarc, device attributes, copies, modules,
-//! argument marshalling, the dynamic shared memory opt-in, fault records, time limits, and
-//! the driver's errors) runs where there is no NVIDIA GPU. `gpu.rs` runs the same backend on
-//! a real one.
+//! argument marshalling, the dynamic shared memory opt-in, fault records, time limits, peer
+//! access between devices, and the driver's errors) runs where there is no NVIDIA GPU.
+//! `gpu.rs` runs the same backend on a real one.
 //!
 //! Each test compiles `fake_driver.c` into a `libcuda.so` (and `libcuda.so.1`) with the C
 //! compiler (`$CC`, else `cc`; once per test binary and build of the fake) and re-runs this
@@ -998,4 +998,211 @@ fn a_failed_use_of_shared_memory_stays_seen() {
     unsafe { Launch::start(&next, &add, &LaunchConfig::new(1, 1), &args) }.expect("launch").wait().expect("wait");
     assert!(flag.failed_use().is_some_and(|f| f.contains("barrier fault")), "{:?}", flag.failed_use());
     assert!(matches!(stream.synchronize(), Err(Error::Fault(_))), "the stream still reports it");
+}
+
+/// What the fake's `cuCtxEnablePeerAccess` answers when called directly, with device
+/// `from`'s primary context current, for device `to`'s: the driver's own view of peer access,
+/// below the backend. The child holds both devices open, so these retains neither create
+/// nor destroy a context.
+fn enable_directly(from: i32, to: i32) -> cudarc::driver::sys::CUresult {
+    use cudarc::driver::{result::primary_ctx, sys};
+    // SAFETY: both ordinals are devices of the fake; each retain is released before
+    // returning, while the backend still holds the context, and the backend makes its own
+    // context current before each of its calls.
+    unsafe {
+        let from_ctx = primary_ctx::retain(from).expect("retains the first context");
+        let to_ctx = primary_ctx::retain(to).expect("retains the second context");
+        sys::cuCtxSetCurrent(from_ctx).result().expect("cuCtxSetCurrent");
+        let answer = sys::cuCtxEnablePeerAccess(to_ctx, 0);
+        primary_ctx::release(to).expect("releases the second context");
+        primary_ctx::release(from).expect("releases the first context");
+        answer
+    }
+}
+
+/// Memory of device 0 that kernels on device 1 use ([`Device::alloc_peer`]): device 1's
+/// context enables peer access to device 0's once (a second allocation finds it enabled,
+/// which is success), and a typed launch on device 1 takes the `PeerBuffer` and changes its
+/// data. A plain buffer of device 0 is still refused there, and peer access goes one way:
+/// device 0's kernels still cannot use device 1's memory.
+#[test]
+fn peer_memory_reaches_kernels_of_another_device() {
+    if !in_child() {
+        assert_all_released(&run_child("peer_memory_reaches_kernels_of_another_device", &FULL, &[]));
+        return;
+    }
+    let (device, other) = (open(0), open(1));
+    let mut shared = device.alloc_peer::<f32>(64, &[&other]).expect("alloc_peer");
+    // Asked with device 1 as the one that accesses device 0's memory.
+    assert_eq!(logged("cuDeviceCanAccessPeer"), ["cuDeviceCanAccessPeer 1 0: 1"]);
+    assert_eq!(logged("cuDeviceGetP2PAttribute"), ["cuDeviceGetP2PAttribute 3 1 0: 1"], "NATIVE_ATOMIC_SUPPORTED");
+    assert_eq!(logged("cuCtxEnablePeerAccess"), ["cuCtxEnablePeerAccess device 1 peer 0: 0"]);
+    assert_eq!(logged_exactly("cuMemAlloc_v2 device 0 bytes 256"), 1, "{}", log());
+    assert_eq!((shared.device_ordinal(), shared.devices()), (0, &[0, 1][..]));
+    let values: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    shared.write_at(0, &values).expect("write_at");
+
+    let module = other.load(&bundle("fake", KERNELS)).expect("load on device 1");
+    let add = module.kernel("add").expect("add");
+    let stream = other.stream().expect("stream on device 1");
+    let config = LaunchConfig::new(1, 64);
+    let args = [LaunchArg::peer(&shared), LaunchArg::from(64u32), LaunchArg::from(0.5f32)];
+    // SAFETY: add(float* data, u32 n, f32 f); the memory holds 64 floats.
+    unsafe { Launch::start(&stream, &add, &config, &args) }.expect("launch on device 1").wait().expect("wait");
+    let expected: Vec<f32> = values.iter().map(|v| v + 0.5).collect();
+    assert_eq!(shared.download().expect("download"), expected, "device 1's kernel wrote device 0's memory");
+
+    // Enabled already: the driver says so, and the backend takes that as success.
+    let again = device.alloc_peer::<u32>(4, &[&other]).expect("alloc_peer again");
+    assert_eq!(
+        logged("cuCtxEnablePeerAccess"),
+        ["cuCtxEnablePeerAccess device 1 peer 0: 0", "cuCtxEnablePeerAccess device 1 peer 0: 704"]
+    );
+    assert_eq!(again.download().expect("download"), [0; 4]);
+
+    // A plain buffer of device 0 is still refused on device 1.
+    let plain = device.upload(&[1.0f32; 64]).expect("upload");
+    let args = [LaunchArg::buffer(&plain), LaunchArg::from(64u32), LaunchArg::from(1.0f32)];
+    // SAFETY: as above; the launch is refused before anything runs.
+    match unsafe { Launch::start(&stream, &add, &config, &args) } {
+        Err(Error::DeviceMismatch { what, found: 0, stream: 1, .. }) => assert_eq!(what, "argument 1 (a buffer)"),
+        Err(e) => panic!("expected a device mismatch, got {e}"),
+        Ok(_) => panic!("a plain buffer of device 0 was launched on device 1"),
+    }
+    assert_eq!(logged("cuLaunchKernel add").len(), 1, "{}", log());
+
+    // One way only: device 0's context enabled no peer, so its kernel cannot use device 1's
+    // memory (an untyped launch does not check the devices of pointers).
+    let theirs = other.upload(&[1.0f32; 64]).expect("upload to device 1");
+    let local_add = device.load(&bundle("fake", KERNELS)).expect("load").kernel("add").expect("add");
+    let local = device.stream().expect("stream");
+    // SAFETY: add(float* data, u32 n, f32 f); the pointer is device 1's on purpose, which the
+    // fake reports (its device memory is checked host memory).
+    unsafe { local.launch(&local_add, &config, &[theirs.arg(), 64u32.into(), 1.0f32.into()]) }.expect("queued");
+    let illegal = "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered";
+    assert_driver_error(local.synchronize(), "cuStreamSynchronize", 700, illegal);
+    assert_eq!(theirs.download().expect("device 1 is untouched"), [1.0; 64]);
+}
+
+/// Where the devices cannot reach each other's memory, or reach it without native atomics,
+/// `alloc_peer` is `Unsupported` naming what the driver reported, before it allocates
+/// anything or enables peer access.
+#[test]
+fn peer_memory_needs_a_path_with_native_atomics() {
+    const NAME: &str = "peer_memory_needs_a_path_with_native_atomics";
+    if !in_child() {
+        for link in ["no-atomics", "none"] {
+            assert_all_released(&run_child(NAME, &FULL, &[("XBAR_FAKE_CUDA_P2P", link)]));
+        }
+        return;
+    }
+    use cudarc::driver::sys::CUresult;
+    let link = std::env::var("XBAR_FAKE_CUDA_P2P").expect("the parent sets the link");
+    let (device, other) = (open(0), open(1));
+    let refused = |what: &str| match device.alloc_peer::<f32>(64, &[&other]) {
+        Err(Error::Unsupported { backend: BackendKind::Cuda, what: "memory shared between devices", reason }) => {
+            let named = if link == "none" {
+                "cuDeviceCanAccessPeer reports no peer path"
+            } else {
+                "CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED is 0"
+            };
+            assert!(reason.contains(named), "{what}: {reason}");
+        }
+        Err(e) => panic!("{what}: expected Unsupported, got {e}"),
+        Ok(_) => panic!("{what}: allocated peer memory over a link that is {link}"),
+    };
+    refused("alloc_peer");
+    assert!(logged("cuCtxEnablePeerAccess").is_empty(), "{}", log());
+    assert!(logged("cuMemAlloc").is_empty(), "nothing was allocated: {}", log());
+    if link == "none" {
+        assert!(logged("cuDeviceGetP2PAttribute").is_empty(), "no link to ask about: {}", log());
+        assert_eq!(enable_directly(1, 0), CUresult::CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+    } else {
+        // The driver enables access without atomics; the backend still refuses, because a
+        // barrier across the devices needs them.
+        assert_eq!(enable_directly(1, 0), CUresult::CUDA_SUCCESS);
+        refused("alloc_peer after peer access was enabled");
+    }
+    assert!(logged("cuMemAlloc").is_empty(), "nothing was allocated: {}", log());
+}
+
+/// A peer that is the device itself (its ordinal opened twice: one primary context) needs no
+/// peer path and no driver call, even where the devices have none; kernels on either handle's
+/// streams use the memory. The driver itself would refuse: a context is not its own peer.
+#[test]
+fn peer_memory_of_one_device_opened_twice_needs_no_peer_access() {
+    const NAME: &str = "peer_memory_of_one_device_opened_twice_needs_no_peer_access";
+    if !in_child() {
+        assert_all_released(&run_child(NAME, &FULL, &[]));
+        assert_all_released(&run_child(NAME, &FULL, &[("XBAR_FAKE_CUDA_P2P", "none")]));
+        return;
+    }
+    let (device, again) = (open(0), open(0));
+    let mut shared = device.alloc_peer::<f32>(64, &[&again]).expect("alloc_peer");
+    assert_eq!(shared.devices(), [0]);
+    for call in ["cuDeviceCanAccessPeer", "cuDeviceGetP2PAttribute", "cuCtxEnablePeerAccess"] {
+        assert!(logged(call).is_empty(), "{call} was called: {}", log());
+    }
+    shared.write_at(0, &[2.0; 64]).expect("write_at");
+    let add = again.load(&bundle("fake", KERNELS)).expect("load").kernel("add").expect("add");
+    let stream = again.stream().expect("stream");
+    let args = [LaunchArg::peer(&shared), LaunchArg::from(64u32), LaunchArg::from(1.0f32)];
+    // SAFETY: add(float* data, u32 n, f32 f); the memory holds 64 floats.
+    unsafe { Launch::start(&stream, &add, &LaunchConfig::new(1, 64), &args) }.expect("launch").wait().expect("wait");
+    assert_eq!(shared.download().expect("download"), [3.0; 64]);
+    assert_eq!(enable_directly(0, 0), cudarc::driver::sys::CUresult::CUDA_ERROR_INVALID_DEVICE);
+}
+
+/// Work enqueued on a stream after `Stream::wait_event` starts once the event's stream,
+/// another device's, has reached the event: a launch on device 1 that waits for an event
+/// recorded on device 0 behind a 300 ms `spin` and an `echo` ends no sooner than the spin and
+/// sees what the echo wrote (into device 0's memory, which device 1 reaches as a peer). The
+/// host does not wait in `wait_event`.
+#[test]
+fn a_stream_waits_for_an_event_of_another_device() {
+    if !in_child() {
+        let log = run_child("a_stream_waits_for_an_event_of_another_device", &FULL, &[]);
+        assert_all_released(&log);
+        assert!(log.lines().any(|l| l == "cuStreamWaitEvent device 1 waits for device 0"), "{log}");
+        return;
+    }
+    let (device, other) = (open(0), open(1));
+    let shared = device.alloc_peer::<f32>(20, &[&other]).expect("alloc_peer");
+    let first = device.load(&bundle("fake", KERNELS)).expect("load on device 0");
+    let second = other.load(&bundle("fake", KERNELS)).expect("load on device 1");
+    let (spin, echo, add) = (first.kernel("spin"), first.kernel("echo"), second.kernel("add"));
+    let (spin, echo, add) = (spin.expect("spin"), echo.expect("echo"), add.expect("add"));
+    let (stream, waiting) = (device.stream().expect("stream on device 0"), other.stream().expect("on device 1"));
+    let one = LaunchConfig::new(1, 1);
+    let started = Instant::now();
+    // SAFETY: spin(u64 ns).
+    unsafe { stream.launch(&spin, &one, &[300_000_000u64.into()]) }.expect("spin");
+    // echo(u64* out, u32, f32, u64, f64, i32, i64) writes its arguments into out[0..6] and the
+    // launch's shape into out[6..10]: 80 bytes, 20 floats; floats 0..4 become 1.0, 0, 2.0, 0.
+    let args = [
+        shared.arg(),
+        KernelArg::U32(1.0f32.to_bits()),
+        KernelArg::F32(2.0),
+        KernelArg::U64(0),
+        KernelArg::F64(0.0),
+        KernelArg::I32(0),
+        KernelArg::I64(0),
+    ];
+    // SAFETY: echo takes `args`; `shared` holds 80 bytes and outlives the synchronizes.
+    unsafe { stream.launch(&echo, &one, &args) }.expect("echo");
+    let done = stream.record().expect("record");
+    waiting.wait_event(&done).expect("wait_event");
+    let enqueued = started.elapsed();
+    assert!(enqueued < Duration::from_millis(150), "wait_event waited on the host: {enqueued:?}");
+    // SAFETY: add(float* data, u32 n, f32 f): data[i] += f for i < 4; `shared` outlives the
+    // synchronize.
+    unsafe { waiting.launch(&add, &LaunchConfig::new(1, 4), &[shared.arg(), 4u32.into(), 0.5f32.into()]) }
+        .expect("add on device 1");
+    waiting.synchronize().expect("synchronize device 1");
+    let ended = started.elapsed();
+    assert!(ended >= Duration::from_millis(300), "device 1's launch ended before device 0's spin: {ended:?}");
+    // Device 1's add ran on what device 0's echo wrote, not before it (which the echo would
+    // then have overwritten: 1.0, 0, 2.0, 0).
+    assert_eq!(shared.download().expect("download")[..4], [1.5, 0.5, 2.5, 0.5]);
+    stream.synchronize().expect("synchronize device 0");
 }

@@ -7,8 +7,8 @@
 //! machines, although the other backends would run fine there. Its build script also
 //! panics without ROCm headers. So this crate `dlopen`s the runtime instead (`sys.rs`:
 //! `libamdhip64.so`, `.so.7`, `.so.6`, `.so.5` on the loader path, then `$ROCM_PATH/lib`,
-//! `$HIP_PATH/lib` and `/opt/rocm/lib`) and binds only the entry points it calls (24, plus
-//! 6 optional ones), with signatures that are the same from ROCm 5.x to 7.x. Nothing of
+//! `$HIP_PATH/lib` and `/opt/rocm/lib`) and binds only the entry points it calls (25, plus
+//! 14 optional ones), with signatures that are the same from ROCm 5.x to 7.x. Nothing of
 //! ROCm is needed to build; without it [`Backend::device_count`] returns
 //! [`Error::LibraryNotFound`].
 //!
@@ -43,6 +43,8 @@
 //!   `hipDeviceAttributeMaxSharedMemoryPerBlock` (static and dynamic together).
 //! - Cooperative launches need `hipModuleLaunchCooperativeKernel`, which ROCm 5.2 lacks;
 //!   there `max_cooperative_blocks` is 0 and a cooperative launch is refused.
+//! - Memory shared between devices ([`Backend::enable_peer_access`]) needs a peer path
+//!   (`hipDeviceCanAccessPeer`) with native atomics (`hipDevP2PAttrNativeAtomicSupported`).
 //!
 //! # Example
 //! Probing for a GPU works on any machine, with or without ROCm:
@@ -745,6 +747,63 @@ impl Backend for Hip {
         Ok(memory)
     }
 
+    /// Selects `peer` and calls `hipDeviceEnablePeerAccess(device)`, once the runtime reports
+    /// a peer path from `peer` to `device`'s memory with native atomics. The same ordinal is
+    /// the same device: nothing to enable, no entry point needed.
+    fn enable_peer_access(device: &HipDevice, peer: &HipDevice) -> Result<()> {
+        if device.ordinal == peer.ordinal {
+            return Ok(());
+        }
+        let api = device.api;
+        let unsupported =
+            |reason: String| Error::Unsupported { backend: BACKEND, what: "memory shared between devices", reason };
+        let (Some(can_access), Some(p2p_attribute), Some(enable)) =
+            (api.hipDeviceCanAccessPeer, api.hipDeviceGetP2PAttribute, api.hipDeviceEnablePeerAccess)
+        else {
+            let missing: Vec<&str> = [
+                ("hipDeviceCanAccessPeer", api.hipDeviceCanAccessPeer.is_none()),
+                ("hipDeviceGetP2PAttribute", api.hipDeviceGetP2PAttribute.is_none()),
+                ("hipDeviceEnablePeerAccess", api.hipDeviceEnablePeerAccess.is_none()),
+            ]
+            .into_iter()
+            .filter_map(|(name, absent)| absent.then_some(name))
+            .collect();
+            return Err(unsupported(format!("{} lacks {}", api.path, missing.join(", "))));
+        };
+        let (from, to) = (peer.ordinal, device.ordinal);
+        let mut can = 0;
+        // SAFETY: `can` is a valid out-pointer; both ordinals were checked at open.
+        check(api, "hipDeviceCanAccessPeer", unsafe { can_access(&mut can, from, to) })?;
+        if can == 0 {
+            return Err(unsupported(format!(
+                "hipDeviceCanAccessPeer reports no peer path from device {from} to device {to}'s memory (they need \
+                 an Infinity Fabric (xGMI) link, or PCIe peer-to-peer with large BAR, and no IOMMU or \
+                 virtualization that blocks it)"
+            )));
+        }
+        // Current runtimes (ROCm/clr) answer the link's atomic support. Older ones (the
+        // rocclr/hip_peer.cpp of ROCm/HIP) answered the link's HSA type instead, nonzero for
+        // PCIe and xGMI, so there a nonzero answer does not prove native atomics.
+        let mut atomics = 0;
+        // SAFETY: as above; the attribute is a hipDeviceP2PAttr value.
+        check(api, "hipDeviceGetP2PAttribute", unsafe {
+            p2p_attribute(&mut atomics, sys::HIP_DEV_P2P_ATTR_NATIVE_ATOMIC_SUPPORTED, from, to)
+        })?;
+        if atomics == 0 {
+            return Err(unsupported(format!(
+                "device {from} reaches device {to}'s memory, but hipDeviceGetP2PAttribute reports no native \
+                 atomics over the link (hipDevP2PAttrNativeAtomicSupported is 0), which a barrier across \
+                 them needs"
+            )));
+        }
+        peer.select()?;
+        // SAFETY: takes an ordinal checked at open and flags, which must be 0.
+        match unsafe { enable(to, 0) } {
+            sys::HIP_SUCCESS | sys::HIP_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(()),
+            code => Err(driver_error(api, "hipDeviceEnablePeerAccess", code)),
+        }
+    }
+
     fn address(memory: &HipMemory) -> u64 {
         memory.ptr as u64
     }
@@ -958,6 +1017,22 @@ impl Backend for Hip {
         check(end.api, "hipEventSynchronize", unsafe { (end.api.hipEventSynchronize)(end.raw) })?;
         let ms = start.ms_until(end)?;
         Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+    }
+
+    /// `hipStreamWaitEvent`: the runtime orders the stream's later work after the event,
+    /// which may belong to another device.
+    fn stream_wait_event(device: &HipDevice, stream: &HipStream, event: &HipEvent) -> Result<()> {
+        let api = device.api;
+        let Some(wait) = api.hipStreamWaitEvent else {
+            return Err(Error::Unsupported {
+                backend: BACKEND,
+                what: "a stream waiting for an event",
+                reason: format!("{} has no hipStreamWaitEvent", api.path),
+            });
+        };
+        device.select()?;
+        // SAFETY: both handles are live (their owners destroy them on drop); flags must be 0.
+        check(api, "hipStreamWaitEvent", unsafe { wait(stream.raw, event.raw, 0) })
     }
 }
 

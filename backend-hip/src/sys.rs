@@ -34,6 +34,7 @@ pub(crate) const HIP_ERROR_NO_DEVICE: HipError = 100;
 pub(crate) const HIP_ERROR_INVALID_DEVICE: HipError = 101;
 pub(crate) const HIP_ERROR_NOT_FOUND: HipError = 500;
 pub(crate) const HIP_ERROR_NOT_READY: HipError = 600;
+pub(crate) const HIP_ERROR_PEER_ACCESS_ALREADY_ENABLED: HipError = 704;
 
 /// `hipMemcpyKind` values (unchanged since HIP 1.0).
 pub(crate) const HIP_MEMCPY_HOST_TO_DEVICE: c_int = 1;
@@ -44,6 +45,11 @@ pub(crate) const HIP_MEMCPY_DEVICE_TO_DEVICE: c_int = 3;
 pub(crate) const HIP_HOST_MALLOC_MAPPED_COHERENT: std::ffi::c_uint = 0x2 | 0x4000_0000;
 /// `hipMemAttachGlobal`: managed memory any stream may access.
 pub(crate) const HIP_MEM_ATTACH_GLOBAL: std::ffi::c_uint = 0x1;
+/// `hipDevP2PAttrNativeAtomicSupported`, the third entry of `hipDeviceP2PAttr`
+/// (`PerformanceRank = 0`, `AccessSupported`, `NativeAtomicSupported`,
+/// `HipArrayAccessSupported`), the same in ROCm 5.2's headers and the current ones. Not
+/// CUDA's value (3): CUDA's enum starts at 1.
+pub(crate) const HIP_DEV_P2P_ATTR_NATIVE_ATOMIC_SUPPORTED: c_int = 2;
 
 /// `hipDeviceAttribute_t` values of the CUDA-compatible block (`hipDeviceAttributeCudaCompatibleBegin
 /// = 0`), identical in ROCm 5.x, 6.x and 7.x.
@@ -166,6 +172,14 @@ api! {
         hipGetDevicePropertiesR0600(*mut c_void, c_int) -> HipError;
         // ROCm 5: the only one; ROCm >= 6: the old layout, kept for old binaries.
         hipGetDeviceProperties(*mut c_void, c_int) -> HipError;
+        // Memory shared between devices (Backend::enable_peer_access); without them it is
+        // unsupported. hipDeviceGetP2PAttribute's attribute is a C enum, passed as int.
+        hipDeviceCanAccessPeer(*mut c_int, c_int, c_int) -> HipError;
+        hipDeviceGetP2PAttribute(*mut c_int, c_int, c_int, c_int) -> HipError;
+        hipDeviceEnablePeerAccess(c_int, c_uint) -> HipError;
+        // One stream's work after another's event (Backend::stream_wait_event); without it
+        // that is unsupported.
+        hipStreamWaitEvent(Handle, Handle, c_uint) -> HipError;
     }
 }
 
@@ -292,6 +306,8 @@ mod tests {
         assert!(!REQUIRED.contains(&"hipModuleLaunchCooperativeKernel"));
         assert!(REQUIRED.contains(&"hipStreamQuery"), "host waits on a shared barrier poll launches with it");
         assert!(!REQUIRED.contains(&"hipMallocManaged"), "without it only SystemBuffer is unsupported");
+        assert!(!REQUIRED.contains(&"hipDeviceEnablePeerAccess"), "without it only PeerBuffer is unsupported");
+        assert!(!REQUIRED.contains(&"hipStreamWaitEvent"), "without it only Stream::wait_event is unsupported");
         assert_eq!(REQUIRED.len(), 25);
     }
 

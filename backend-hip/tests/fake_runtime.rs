@@ -1,21 +1,24 @@
 //! The HIP backend end to end against a stand-in runtime (`fake_hip.c`), so that its
 //! plumbing (library loading, attributes, the kernels' clock rate, copies, modules, argument
-//! marshalling, launches, fault records, events, time limits, error mapping) runs where
-//! there is no AMD GPU.
+//! marshalling, launches, fault records, events, time limits, peer access between devices,
+//! error mapping) runs where there is no AMD GPU.
 //!
 //! Each test compiles `fake_hip.c` into a `libamdhip64.so` with the C compiler (`$CC`, else
-//! `cc`; once per test binary) and re-runs this test binary, the one test alone, with
-//! `LD_LIBRARY_PATH` pointing at it, since the loader reads that variable only at process
-//! start; the child runs the test's scenario. `XBAR_FAKE_HIP_WALL_CLOCK` tells the fake what
-//! `hipDeviceAttributeWallClockRate` answers (see `fake_hip.c`).
+//! `cc`; once per test binary and build of the fake) and re-runs this test binary, the one
+//! test alone, with `LD_LIBRARY_PATH` pointing at it, since the loader reads that variable
+//! only at process start; the child runs the test's scenario. `XBAR_FAKE_HIP_*` variables set
+//! the fake up: what `hipDeviceAttributeWallClockRate` answers, how many devices there are,
+//! and the link between them (see `fake_hip.c`).
 
-use std::path::PathBuf;
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use xbarrier_api::{
-    Backend, BackendKind, BarrierOp, Device, Error, FaultKind, KernelArg, KernelBundle, LaunchConfig, Variant,
+    Backend, BackendKind, BarrierOp, Device, Error, FaultKind, KernelArg, KernelBundle, Launch, LaunchArg,
+    LaunchConfig, Variant,
 };
 use xbarrier_backend_hip::{Hip, HipDevice, WallClock};
 
@@ -26,45 +29,69 @@ fn in_child() -> bool {
     std::env::var_os(CHILD).is_some()
 }
 
-/// The directory holding the fake `libamdhip64.so`, built on first use.
-fn fake_library_dir() -> &'static PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fake-hip");
-        std::fs::create_dir_all(&dir).unwrap();
-        let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fake_hip.c");
-        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
-        let status = Command::new(&cc)
-            .args(["-shared", "-fPIC", "-O1", "-o"])
-            .arg(dir.join("libamdhip64.so"))
-            .arg(&source)
-            .status()
-            .unwrap_or_else(|e| panic!("this test needs a C compiler (`{cc}`, or set CC): {e}"));
-        assert!(status.success(), "{cc} failed on {}", source.display());
-        dir
-    })
+/// A build of the fake runtime: a name for its directory, and the C compiler's extra flags.
+struct Build {
+    name: &'static str,
+    flags: &'static [&'static str],
 }
 
-/// Runs test `name` alone in a child on the fake runtime, with `wall_clock` as
-/// `XBAR_FAKE_HIP_WALL_CLOCK` (unset if `None`), and asserts that it passed.
-fn run_child(name: &str, wall_clock: Option<&str>) {
+/// Every entry point the backend binds.
+const FULL: Build = Build { name: "full", flags: &[] };
+/// A runtime without the peer access entry points.
+const NO_P2P: Build = Build { name: "no-p2p", flags: &["-DXBAR_FAKE_HIP_NO_P2P"] };
+/// A runtime without `hipStreamWaitEvent`.
+const NO_STREAM_WAIT: Build = Build { name: "no-stream-wait", flags: &["-DXBAR_FAKE_HIP_NO_STREAM_WAIT"] };
+
+/// The directory holding `build` of the fake as `libamdhip64.so`, compiled on first use.
+fn fake_library_dir(build: &Build) -> PathBuf {
+    static BUILT: Mutex<Vec<&str>> = Mutex::new(Vec::new());
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fake-hip").join(build.name);
+    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
+    if !built.contains(&build.name) {
+        compile(build, &dir);
+        built.push(build.name);
+    }
+    dir
+}
+
+fn compile(build: &Build, dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fake_hip.c");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+    let status = Command::new(&cc)
+        .args(["-shared", "-fPIC", "-O1"])
+        .args(build.flags)
+        .arg("-o")
+        .arg(dir.join("libamdhip64.so"))
+        .arg(&source)
+        .status()
+        .unwrap_or_else(|e| panic!("this test needs a C compiler (`{cc}`, or set CC): {e}"));
+    assert!(status.success(), "{cc} failed on {}", source.display());
+}
+
+/// Runs test `name` alone in a child on `build` of the fake runtime with the `settings`
+/// variables (every other `XBAR_FAKE_HIP_*` unset), and asserts that it passed.
+fn run_child(name: &str, build: &Build, settings: &[(&str, &str)]) {
     let mut command = Command::new(std::env::current_exe().unwrap());
+    command.args(["--exact", name, "--nocapture", "--test-threads=1"]);
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("XBAR_FAKE_HIP_") {
+            command.env_remove(key);
+        }
+    }
     command
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
         .env(CHILD, "1")
-        .env("LD_LIBRARY_PATH", fake_library_dir())
+        .env("LD_LIBRARY_PATH", fake_library_dir(build))
         .env_remove("ROCM_PATH")
         .env_remove("HIP_PATH")
-        .env_remove("XBAR_FAKE_HIP_WALL_CLOCK");
-    if let Some(setting) = wall_clock {
-        command.env("XBAR_FAKE_HIP_WALL_CLOCK", setting);
-    }
+        .envs(settings.iter().copied());
     let output = command.output().unwrap();
     let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     eprintln!("{text}");
     assert!(
         output.status.success() && text.contains("1 passed"),
-        "{name} failed with XBAR_FAKE_HIP_WALL_CLOCK={wall_clock:?}"
+        "{name} failed on the {} fake with {settings:?}",
+        build.name
     );
 }
 
@@ -73,7 +100,7 @@ fn backend_runs_on_a_fake_runtime() {
     if in_child() {
         scenario();
     } else {
-        run_child("backend_runs_on_a_fake_runtime", None);
+        run_child("backend_runs_on_a_fake_runtime", &FULL, &[]);
     }
 }
 
@@ -99,7 +126,7 @@ fn module_clock(device: &HipDevice, image: &'static [u8]) -> u64 {
 fn wall_clock_rate_reaches_the_module_global() {
     if !in_child() {
         for setting in ["25000", "99999", "unknown", "0"] {
-            run_child("wall_clock_rate_reaches_the_module_global", Some(setting));
+            run_child("wall_clock_rate_reaches_the_module_global", &FULL, &[("XBAR_FAKE_HIP_WALL_CLOCK", setting)]);
         }
         return;
     }
@@ -124,7 +151,7 @@ fn wall_clock_rate_reaches_the_module_global() {
 #[test]
 fn wall_clock_rate_errors_are_driver_errors() {
     if !in_child() {
-        run_child("wall_clock_rate_errors_are_driver_errors", Some("error:801"));
+        run_child("wall_clock_rate_errors_are_driver_errors", &FULL, &[("XBAR_FAKE_HIP_WALL_CLOCK", "error:801")]);
         return;
     }
     assert_eq!(Hip::device_count().unwrap(), 1);
@@ -328,4 +355,227 @@ fn scenario() {
         other => panic!("expected a timeout, got {other:?}"),
     }
     stream.synchronize().unwrap();
+}
+
+/// The fake runtime this process loaded, for its functions for the tests.
+fn fake_runtime() -> libloading::Library {
+    // SAFETY: the fake runtime is loaded already (the backend opened it by this name); this
+    // only takes another reference to it.
+    unsafe { libloading::Library::new("libamdhip64.so") }.expect("the fake runtime is loaded")
+}
+
+/// How often the fake's peer access entry point `name`, or hipStreamWaitEvent, was called.
+fn calls(name: &CStr) -> c_int {
+    let lib = fake_runtime();
+    // SAFETY: xbar_fake_hip_calls(const char*) -> int; `name` is a C string.
+    unsafe {
+        let calls = lib.get::<unsafe extern "C" fn(*const c_char) -> c_int>(b"xbar_fake_hip_calls").unwrap();
+        calls(name.as_ptr())
+    }
+}
+
+/// Whether kernels on `device` may use `peer`'s memory, in the fake's books.
+fn peer_enabled(device: c_int, peer: c_int) -> bool {
+    let lib = fake_runtime();
+    // SAFETY: xbar_fake_hip_peer_enabled(int, int) -> int.
+    unsafe {
+        let enabled = lib.get::<unsafe extern "C" fn(c_int, c_int) -> c_int>(b"xbar_fake_hip_peer_enabled").unwrap();
+        enabled(device, peer) != 0
+    }
+}
+
+/// How many allocations of every kind are live in the fake.
+fn live_allocations() -> c_int {
+    let lib = fake_runtime();
+    // SAFETY: xbar_fake_hip_live_allocations() -> int.
+    unsafe { lib.get::<unsafe extern "C" fn() -> c_int>(b"xbar_fake_hip_live_allocations").unwrap()() }
+}
+
+/// What the fake's `hipDeviceEnablePeerAccess(to, 0)` answers with device `from` current:
+/// the runtime's own view of peer access, below the backend (which selects its device before
+/// each call).
+fn enable_directly(from: c_int, to: c_int) -> c_int {
+    let lib = fake_runtime();
+    // SAFETY: hipSetDevice(int) and hipDeviceEnablePeerAccess(int, unsigned) of the fake,
+    // with ROCm's signatures.
+    unsafe {
+        let set = lib.get::<unsafe extern "C" fn(c_int) -> c_int>(b"hipSetDevice").unwrap();
+        let enable = lib.get::<unsafe extern "C" fn(c_int, c_uint) -> c_int>(b"hipDeviceEnablePeerAccess").unwrap();
+        assert_eq!(set(from), 0, "hipSetDevice({from})");
+        enable(to, 0)
+    }
+}
+
+/// A checked bundle of the fake's module (with a fault record), loaded on `device`.
+fn fake_module(device: &Device<Hip>) -> xbarrier_api::Module<Hip> {
+    let image = b"FAKE module with xb_fault_record_slot".to_vec();
+    let bytes = KernelBundle::encode(true, &[(BackendKind::Hip, Variant::Default, image)]);
+    let bundle = KernelBundle::parse("fake", Box::leak(bytes.into_boxed_slice())).unwrap();
+    device.load(&bundle).unwrap()
+}
+
+/// Memory of device 0 that kernels on device 1 use (`Device::alloc_peer`): device 1 enables
+/// peer access to device 0 once (a second allocation finds it enabled, which is success), and
+/// a typed launch on device 1 takes the `PeerBuffer` and changes its data. A plain buffer of
+/// device 0 is still refused there, and peer access goes one way.
+#[test]
+fn peer_memory_reaches_kernels_of_another_device() {
+    if !in_child() {
+        run_child("peer_memory_reaches_kernels_of_another_device", &FULL, &[("XBAR_FAKE_HIP_DEVICES", "2")]);
+        return;
+    }
+    let (device, other) = (Device::<Hip>::open(0).unwrap(), Device::<Hip>::open(1).unwrap());
+    let mut shared = device.alloc_peer::<f32>(64, &[&other]).expect("alloc_peer");
+    assert_eq!(
+        (calls(c"hipDeviceCanAccessPeer"), calls(c"hipDeviceGetP2PAttribute"), calls(c"hipDeviceEnablePeerAccess")),
+        (1, 1, 1)
+    );
+    assert!(peer_enabled(1, 0) && !peer_enabled(0, 1), "device 1 reaches device 0's memory, not the other way");
+    assert_eq!((shared.device_ordinal(), shared.devices()), (0, &[0, 1][..]));
+    let values: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    shared.write_at(0, &values).expect("write_at");
+
+    let module = fake_module(&other);
+    let add = module.kernel("add").expect("add");
+    let stream = other.stream().expect("stream on device 1");
+    let config = LaunchConfig::new(1, 64);
+    let args = [LaunchArg::peer(&shared), LaunchArg::from(64u32), LaunchArg::from(0.5f32)];
+    // SAFETY: add(float* data, unsigned n, float f); the memory holds 64 floats.
+    unsafe { Launch::start(&stream, &add, &config, &args) }.expect("launch on device 1").wait().expect("wait");
+    let expected: Vec<f32> = values.iter().map(|v| v + 0.5).collect();
+    assert_eq!(shared.download().expect("download"), expected, "device 1's kernel wrote device 0's memory");
+
+    // Enabled already: the runtime says so, and the backend takes that as success.
+    let again = device.alloc_peer::<u32>(4, &[&other]).expect("alloc_peer again");
+    assert_eq!(calls(c"hipDeviceEnablePeerAccess"), 2);
+    assert_eq!(again.download().expect("download"), [0; 4]);
+
+    // A plain buffer of device 0 is still refused on device 1.
+    let plain = device.upload(&[1.0f32; 64]).expect("upload");
+    let args = [LaunchArg::buffer(&plain), LaunchArg::from(64u32), LaunchArg::from(1.0f32)];
+    // SAFETY: as above; the launch is refused before anything runs.
+    match unsafe { Launch::start(&stream, &add, &config, &args) } {
+        Err(Error::DeviceMismatch { what, found: 0, stream: 1, .. }) => assert_eq!(what, "argument 1 (a buffer)"),
+        Err(e) => panic!("expected a device mismatch, got {e}"),
+        Ok(_) => panic!("a plain buffer of device 0 was launched on device 1"),
+    }
+
+    // One way only: device 0 enabled no peer, so its kernel cannot use device 1's memory (an
+    // untyped launch does not check the devices of pointers; the fake runs it at once).
+    let theirs = other.upload(&[1.0f32; 64]).expect("upload to device 1");
+    let local_add = fake_module(&device).kernel("add").expect("add");
+    let local = device.stream().expect("stream");
+    // SAFETY: add(float* data, unsigned n, float f); the pointer is device 1's on purpose,
+    // which the fake refuses (its device memory is checked host memory).
+    match unsafe { local.launch(&local_add, &config, &[theirs.arg(), 64u32.into(), 1.0f32.into()]) } {
+        Err(Error::Driver { call: "hipModuleLaunchKernel", code: 700, name, .. }) => {
+            assert_eq!(name, "hipErrorIllegalAddress")
+        }
+        other => panic!("expected an illegal address, got {other:?}"),
+    }
+    assert_eq!(theirs.download().expect("download"), [1.0; 64]);
+}
+
+/// Where the devices cannot reach each other's memory, or reach it without native atomics,
+/// or the runtime lacks the peer access entry points, `alloc_peer` is `Unsupported` naming
+/// what is missing, before it allocates anything or enables peer access.
+#[test]
+fn peer_memory_needs_a_path_with_native_atomics() {
+    const NAME: &str = "peer_memory_needs_a_path_with_native_atomics";
+    if !in_child() {
+        for link in ["no-atomics", "none"] {
+            run_child(NAME, &FULL, &[("XBAR_FAKE_HIP_DEVICES", "2"), ("XBAR_FAKE_HIP_P2P", link)]);
+        }
+        run_child(NAME, &NO_P2P, &[("XBAR_FAKE_HIP_DEVICES", "2")]);
+        return;
+    }
+    let link = std::env::var("XBAR_FAKE_HIP_P2P").unwrap_or_else(|_| "missing entry points".to_owned());
+    let (device, other) = (Device::<Hip>::open(0).unwrap(), Device::<Hip>::open(1).unwrap());
+    let named = match link.as_str() {
+        "none" => "hipDeviceCanAccessPeer reports no peer path from device 1 to device 0's memory",
+        "no-atomics" => "hipDevP2PAttrNativeAtomicSupported is 0",
+        _ => "libamdhip64.so lacks hipDeviceCanAccessPeer, hipDeviceGetP2PAttribute, hipDeviceEnablePeerAccess",
+    };
+    match device.alloc_peer::<f32>(64, &[&other]) {
+        Err(Error::Unsupported { backend: BackendKind::Hip, what: "memory shared between devices", reason }) => {
+            assert!(reason.contains(named), "{reason}")
+        }
+        Err(e) => panic!("expected Unsupported, got {e}"),
+        Ok(_) => panic!("allocated peer memory with {link}"),
+    }
+    assert_eq!(live_allocations(), 0, "nothing was allocated");
+    assert!(!peer_enabled(1, 0));
+    let enables = calls(c"hipDeviceEnablePeerAccess");
+    assert_eq!(enables, 0, "peer access is not enabled where it cannot serve");
+    match link.as_str() {
+        "none" => {
+            assert_eq!(calls(c"hipDeviceGetP2PAttribute"), 0, "no link to ask about");
+            assert_eq!(enable_directly(1, 0), 101, "hipErrorInvalidDevice, as ROCm answers without a path");
+        }
+        "no-atomics" => assert_eq!(calls(c"hipDeviceGetP2PAttribute"), 1),
+        _ => assert_eq!(calls(c"hipDeviceCanAccessPeer"), 0),
+    }
+}
+
+/// A peer that is the device itself (its ordinal opened twice) needs no peer path and no
+/// runtime call, even from a runtime without the peer access entry points; kernels on either
+/// handle's streams use the memory. The runtime itself would refuse: a device is not its own
+/// peer.
+#[test]
+fn peer_memory_of_one_device_opened_twice_needs_no_peer_access() {
+    const NAME: &str = "peer_memory_of_one_device_opened_twice_needs_no_peer_access";
+    if !in_child() {
+        run_child(NAME, &FULL, &[]);
+        run_child(NAME, &NO_P2P, &[]);
+        return;
+    }
+    let (device, again) = (Device::<Hip>::open(0).unwrap(), Device::<Hip>::open(0).unwrap());
+    let mut shared = device.alloc_peer::<f32>(64, &[&again]).expect("alloc_peer");
+    assert_eq!(shared.devices(), [0]);
+    for name in [c"hipDeviceCanAccessPeer", c"hipDeviceGetP2PAttribute", c"hipDeviceEnablePeerAccess"] {
+        assert_eq!(calls(name), 0, "{name:?} was called");
+    }
+    shared.write_at(0, &[2.0; 64]).expect("write_at");
+    let add = fake_module(&again).kernel("add").expect("add");
+    let stream = again.stream().expect("stream");
+    let args = [LaunchArg::peer(&shared), LaunchArg::from(64u32), LaunchArg::from(1.0f32)];
+    // SAFETY: add(float* data, unsigned n, float f); the memory holds 64 floats.
+    unsafe { Launch::start(&stream, &add, &LaunchConfig::new(1, 64), &args) }.expect("launch").wait().expect("wait");
+    assert_eq!(shared.download().expect("download"), [3.0; 64]);
+    // SAFETY: only looks the symbol up.
+    if unsafe { fake_runtime().get::<*const c_void>(b"hipDeviceEnablePeerAccess") }.is_ok() {
+        assert_eq!(enable_directly(0, 0), 101, "hipErrorInvalidDevice: a device is not its own peer");
+    }
+}
+
+/// `Stream::wait_event` on device 1's stream for an event recorded on device 0's stream is one
+/// `hipStreamWaitEvent`, and the stream runs what comes after it; a runtime without the entry
+/// point makes it `Unsupported`, naming what is missing, and the stream goes on working.
+#[test]
+fn a_stream_waits_for_an_event_of_another_device() {
+    const NAME: &str = "a_stream_waits_for_an_event_of_another_device";
+    if !in_child() {
+        run_child(NAME, &FULL, &[("XBAR_FAKE_HIP_DEVICES", "2")]);
+        run_child(NAME, &NO_STREAM_WAIT, &[("XBAR_FAKE_HIP_DEVICES", "2")]);
+        return;
+    }
+    let (device, other) = (Device::<Hip>::open(0).unwrap(), Device::<Hip>::open(1).unwrap());
+    let (stream, waiting) = (device.stream().expect("stream on device 0"), other.stream().expect("on device 1"));
+    let done = stream.record().expect("record");
+    // SAFETY: only looks the symbol up.
+    let present = unsafe { fake_runtime().get::<*const c_void>(b"hipStreamWaitEvent") }.is_ok();
+    match waiting.wait_event(&done) {
+        Ok(()) => assert!(present && calls(c"hipStreamWaitEvent") == 1, "present: {present}"),
+        Err(Error::Unsupported { backend: BackendKind::Hip, what: "a stream waiting for an event", reason }) => {
+            assert!(!present && reason.contains("libamdhip64.so has no hipStreamWaitEvent"), "{reason}");
+            assert_eq!(calls(c"hipStreamWaitEvent"), 0);
+        }
+        other => panic!("expected the wait (or Unsupported without the entry point), got {other:?}"),
+    }
+    let data = other.upload(&[1.0f32; 4]).expect("upload to device 1");
+    let add = fake_module(&other).kernel("add").expect("add");
+    let args = [LaunchArg::buffer(&data), LaunchArg::from(4u32), LaunchArg::from(0.5f32)];
+    // SAFETY: add(float* data, unsigned n, float f); the buffer holds 4 floats.
+    unsafe { Launch::start(&waiting, &add, &LaunchConfig::new(1, 4), &args) }.expect("launch").wait().expect("wait");
+    assert_eq!(data.download().expect("download"), [1.5; 4]);
 }

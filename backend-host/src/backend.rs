@@ -10,7 +10,7 @@ use xbarrier_api::{Backend, BackendKind, DeviceInfo, Error, KernelArg, LaunchCon
 use crate::settings::Settings;
 use crate::{launch, module, Host};
 
-/// The one host device.
+/// A host device: the CPU, one of `XBAR_HOST_DEVICES` stand-ins ([`Settings::devices`]).
 pub struct HostDevice {
     info: DeviceInfo,
     settings: Settings,
@@ -62,19 +62,23 @@ impl Backend for Host {
     type Event = HostEvent;
 
     fn device_count() -> Result<usize> {
-        Ok(1)
+        Ok(Settings::from_env().devices)
     }
 
     fn open(ordinal: usize) -> Result<HostDevice> {
-        if ordinal != 0 {
+        let settings = Settings::from_env();
+        if ordinal >= settings.devices {
             return Err(Error::NoDevice {
                 backend: BackendKind::Host,
                 ordinal,
-                found: 1,
-                hint: "the host backend has one device, 0".into(),
+                found: settings.devices,
+                hint: format!(
+                    "the host backend has {} devices (XBAR_HOST_DEVICES sets how many, up to {})",
+                    settings.devices,
+                    crate::settings::MAX_DEVICES
+                ),
             });
         }
-        let settings = Settings::from_env();
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as u32;
         let mut info = DeviceInfo::new(
             BackendKind::Host,
@@ -106,6 +110,11 @@ impl Backend for Host {
     /// Ordinary memory: kernel threads are host threads here.
     fn alloc_system(device: &HostDevice, bytes: usize) -> Result<HostMemory> {
         Self::alloc(device, bytes)
+    }
+
+    /// Every host device's memory is the process's: each reaches the others'.
+    fn enable_peer_access(_device: &HostDevice, _peer: &HostDevice) -> Result<()> {
+        Ok(())
     }
 
     fn address(memory: &HostMemory) -> u64 {
@@ -184,6 +193,12 @@ impl Backend for Host {
 
     fn elapsed(start: &HostEvent, end: &HostEvent) -> Result<Duration> {
         Ok(end.0.saturating_duration_since(start.0))
+    }
+
+    /// Launches run to completion before `launch` returns, so the work before any event has
+    /// ended by the time it can be waited for.
+    fn stream_wait_event(_device: &HostDevice, _stream: &HostStream, _event: &HostEvent) -> Result<()> {
+        Ok(())
     }
 }
 

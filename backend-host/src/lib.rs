@@ -15,11 +15,12 @@
 //!
 //! Tuning comes from the environment ([`Settings`]: `XBAR_HOST_WORKERS_PER_BLOCK`,
 //! `XBAR_HOST_CONCURRENT_BLOCKS`, `XBAR_HOST_MAX_RESIDENT_BLOCKS`, `XBAR_HOST_STACK_KB`,
-//! `XBAR_WAIT_TIMEOUT_MS`). A launch runs to completion before
+//! `XBAR_WAIT_TIMEOUT_MS`, `XBAR_HOST_DEVICES`). A launch runs to completion before
 //! [`Backend::launch`](xbarrier_api::Backend::launch) returns.
 //!
 //! # Example
-//! The host has one device, 0, and its buffers are host memory:
+//! The host offers two devices by default (`XBAR_HOST_DEVICES`), stand-ins for the GPUs of
+//! one machine that share the CPU's cores; their buffers are host memory:
 //!
 //! ```
 //! # if !xbarrier_backend_host::SUPPORTED { return Ok::<(), xbarrier_api::Error>(()); }
@@ -27,8 +28,8 @@
 //! use xbarrier_backend_host::Host;
 //!
 //! let device = Device::<Host>::open(0)?;
-//! assert_eq!(Device::<Host>::count()?, 1);
-//! assert!(matches!(Device::<Host>::open(1), Err(Error::NoDevice { found: 1, .. })));
+//! assert_eq!(Device::<Host>::count()?, 2);
+//! assert!(matches!(Device::<Host>::open(2), Err(Error::NoDevice { found: 2, .. })));
 //!
 //! let src = device.upload(&[1.5f32, 2.5, 3.5])?;
 //! let mut dst = device.alloc::<f32>(3)?; // zero-filled

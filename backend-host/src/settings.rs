@@ -15,6 +15,9 @@ pub struct Settings {
     pub stack_bytes: usize,
     /// Checked builds: bound on every barrier wait (`XBAR_WAIT_TIMEOUT_MS`, default 10 s).
     pub wait_timeout: Duration,
+    /// How many devices the backend offers (`XBAR_HOST_DEVICES`, default 2): stand-ins that
+    /// share the CPU's cores and memory, so that code written for several GPUs runs here.
+    pub devices: usize,
     /// Most kernel threads resident at once: each fiber stack is two memory mappings, and the
     /// process may hold `vm.max_map_count` of them (half of the rest is left for everything else).
     pub max_resident_threads: usize,
@@ -24,6 +27,9 @@ pub struct Settings {
 fn max_map_count() -> usize {
     std::fs::read_to_string("/proc/sys/vm/max_map_count").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(65530)
 }
+
+/// The most devices `XBAR_HOST_DEVICES` may ask for.
+pub const MAX_DEVICES: usize = 64;
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).filter(|&v| v > 0).unwrap_or(default)
@@ -49,6 +55,7 @@ impl Settings {
             stack_bytes: env_usize("XBAR_HOST_STACK_KB", 256) * 1024,
             wait_timeout: Duration::from_millis(env_usize("XBAR_WAIT_TIMEOUT_MS", 10_000) as u64),
             max_resident_threads: (max_map_count() / 4).max(1024),
+            devices: env_usize("XBAR_HOST_DEVICES", 2).min(MAX_DEVICES),
         }
     }
 }

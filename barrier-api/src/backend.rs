@@ -186,6 +186,22 @@ pub trait Backend: Sized + Send + Sync + 'static {
             reason: "this backend cannot allocate it".into(),
         })
     }
+    /// Lets kernels on `peer` use memory that [`alloc`](Self::alloc) made on `device`, at
+    /// the address [`address`](Self::address) gives, with atomics of system scope that both
+    /// devices' kernels agree on: the memory of a barrier whose participants run on several
+    /// devices. Enabling it again, or for the device itself, succeeds and does nothing.
+    ///
+    /// Errors: [`Error::Unsupported`](crate::Error::Unsupported) naming what is missing (no
+    /// path between the two devices, or one without native atomics; the backends that have
+    /// none keep this default).
+    fn enable_peer_access(device: &Self::Device, peer: &Self::Device) -> Result<()> {
+        let _ = (device, peer);
+        Err(crate::Error::Unsupported {
+            backend: Self::KIND,
+            what: "memory shared between devices",
+            reason: "this backend cannot share memory between devices".into(),
+        })
+    }
     /// The address kernels see for `memory`.
     fn address(memory: &Self::Memory) -> u64;
     /// Copies `src` into `memory` at byte `offset` (bounds already checked).
@@ -247,4 +263,18 @@ pub trait Backend: Sized + Send + Sync + 'static {
     fn record(device: &Self::Device, stream: &Self::Stream) -> Result<Self::Event>;
     /// Time between two recorded (and completed) events.
     fn elapsed(start: &Self::Event, end: &Self::Event) -> Result<Duration>;
+    /// Makes the work enqueued on `stream` (of `device`) after this call wait until `event`
+    /// has completed, without blocking the host; the event may have been recorded on a
+    /// stream of another device.
+    ///
+    /// Errors: [`Error::Unsupported`](crate::Error::Unsupported) where the runtime cannot
+    /// (the backends that cannot keep this default).
+    fn stream_wait_event(device: &Self::Device, stream: &Self::Stream, event: &Self::Event) -> Result<()> {
+        let _ = (device, stream, event);
+        Err(crate::Error::Unsupported {
+            backend: Self::KIND,
+            what: "a stream waiting for an event",
+            reason: "this backend cannot order one stream's work after another's".into(),
+        })
+    }
 }

@@ -37,12 +37,12 @@ unsafe impl DeviceCopy for f32 {}
 // SAFETY: as above.
 unsafe impl DeviceCopy for f64 {}
 
-fn as_bytes<T: DeviceCopy>(data: &[T]) -> &[u8] {
+pub(crate) fn as_bytes<T: DeviceCopy>(data: &[T]) -> &[u8] {
     // SAFETY: T is DeviceCopy (no padding), so its memory is initialized bytes.
     unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) }
 }
 
-fn as_bytes_mut<T: DeviceCopy>(data: &mut [T]) -> &mut [u8] {
+pub(crate) fn as_bytes_mut<T: DeviceCopy>(data: &mut [T]) -> &mut [u8] {
     // SAFETY: T is DeviceCopy (every bit pattern valid), so any bytes written are a valid T.
     unsafe { std::slice::from_raw_parts_mut(data.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(data)) }
 }
@@ -77,11 +77,12 @@ impl<B: Backend> Clone for Device<B> {
 }
 
 impl<B: Backend> Device<B> {
-    /// How many devices backend `B` sees: 0 when its runtime has none (the host backend has 1).
+    /// How many devices backend `B` sees: 0 when its runtime has none (the host backend has
+    /// `XBAR_HOST_DEVICES`, default 2).
     ///
     /// ```
     /// # fn main() -> xbarrier_api::Result<()> {
-    /// assert_eq!(xbarrier_api::Device::<xbarrier::Host>::count()?, 1);
+    /// assert_eq!(xbarrier_api::Device::<xbarrier::Host>::count()?, 2);
     /// # Ok(()) }
     /// ```
     pub fn count() -> Result<usize> {
@@ -92,7 +93,8 @@ impl<B: Backend> Device<B> {
     ///
     /// Errors: [`Error::LibraryNotFound`] when the backend's runtime (libcuda, libamdhip64)
     /// cannot be loaded, [`Error::NoDevice`] when there is no such device, [`Error::Driver`]
-    /// when the runtime fails. The host backend has exactly one device, 0.
+    /// when the runtime fails. The host backend has devices `0..XBAR_HOST_DEVICES` (two unless
+    /// set), stand-ins that share the CPU.
     ///
     /// Code generic over the backend can tell "no GPU here" from a failure:
     ///
@@ -107,7 +109,7 @@ impl<B: Backend> Device<B> {
     /// }
     /// # fn main() -> xbarrier_api::Result<()> {
     /// assert!(!describe::<xbarrier::Host>()?.starts_with("skipped"));
-    /// assert!(matches!(Device::<xbarrier::Host>::open(1), Err(Error::NoDevice { .. })));
+    /// assert!(matches!(Device::<xbarrier::Host>::open(2), Err(Error::NoDevice { .. })));
     /// # Ok(()) }
     /// ```
     pub fn open(ordinal: usize) -> Result<Device<B>> {
@@ -656,6 +658,34 @@ impl<B: Backend> Stream<B> {
     /// ```
     pub fn record(&self) -> Result<Event<B>> {
         Ok(Event { raw: B::record(&self.shared.device, &self.shared.raw)? })
+    }
+    /// Makes the work enqueued on this stream after the call wait until the work before
+    /// `event` in its own stream has completed; that stream may belong to another device.
+    /// The host does not wait: two streams that wait for each other's events advance in
+    /// step without a synchronize.
+    ///
+    /// Errors: [`Error::Unsupported`] where the backend cannot order streams this way.
+    ///
+    /// ```
+    /// # fn main() -> xbarrier_api::Result<()> {
+    /// use xbarrier_api::{Device, LaunchConfig};
+    /// // The host backend's two devices; its launches end before they return, so the wait
+    /// // is already satisfied there. On GPUs only the backend type changes.
+    /// let (first, second) = (Device::<xbarrier::Host>::open(0)?, Device::<xbarrier::Host>::open(1)?);
+    /// let bundle = xbarrier_conformance::bundle()?;
+    /// let (module, other) = (first.load(&bundle)?, second.load(&bundle)?);
+    /// let (a, b) = (first.stream()?, second.stream()?);
+    /// let config = LaunchConfig::new(1, 32);
+    /// // SAFETY (both launches): xbc_round_trip(unsigned phases) takes exactly this argument.
+    /// unsafe { a.launch(&module.kernel("xbc_round_trip")?, &config, &[100u32.into()])? };
+    /// let done = a.record()?;
+    /// b.wait_event(&done)?; // what `b` runs next starts after the launch on `a` ended
+    /// unsafe { b.launch(&other.kernel("xbc_round_trip")?, &config, &[100u32.into()])? };
+    /// b.synchronize()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn wait_event(&self, event: &Event<B>) -> Result<()> {
+        B::stream_wait_event(&self.shared.device, &self.shared.raw, &event.raw)
     }
 }
 

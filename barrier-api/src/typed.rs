@@ -10,7 +10,9 @@
 use std::marker::PhantomData;
 
 use crate::tracking::InFlight;
-use crate::{Backend, Buffer, DeviceCopy, Error, Kernel, KernelArg, LaunchConfig, Result, Stream, SystemBuffer};
+use crate::{
+    Backend, Buffer, DeviceCopy, Error, Kernel, KernelArg, LaunchConfig, PeerBuffer, Result, Stream, SystemBuffer,
+};
 
 /// One argument of a typed launch: a scalar, or a buffer (its address, its device, and what
 /// tracks its use).
@@ -21,6 +23,8 @@ pub struct LaunchArg<'b, B: Backend> {
     /// memory that kernels use beside memory shared with host threads:
     /// [`LaunchArg::system_object`]).
     also: Option<(usize, &'b InFlight<B>)>,
+    /// The devices besides the memory's own whose kernels may use it ([`PeerBuffer`]).
+    peers: &'b [usize],
     /// Memory shared with host threads and other kernels while the launch runs: other
     /// streams' work on it is not waited for.
     concurrent: bool,
@@ -36,6 +40,7 @@ impl<'b, B: Backend> LaunchArg<'b, B> {
             value: buffer.arg(),
             buffer: Some((buffer.device_ordinal(), buffer.in_flight())),
             also: None,
+            peers: &[],
             concurrent: false,
             checked: None,
         }
@@ -48,6 +53,7 @@ impl<'b, B: Backend> LaunchArg<'b, B> {
             value: memory.arg(),
             buffer: Some((memory.device_ordinal(), memory.in_flight())),
             also: None,
+            peers: &[],
             concurrent: true,
             checked: None,
         }
@@ -65,6 +71,21 @@ impl<'b, B: Backend> LaunchArg<'b, B> {
             value: object.arg(),
             buffer: Some((shared.device_ordinal(), shared.in_flight())),
             also: Some((object.device_ordinal(), object.in_flight())),
+            peers: &[],
+            concurrent: true,
+            checked: None,
+        }
+    }
+    /// The address of memory that kernels on several devices use at once (a `T*` or
+    /// `const T*` parameter, or a `barrier<thread_scope_system>*` in it): the launch may run
+    /// on any device that `memory` [reaches](PeerBuffer::reaches), and does not wait for
+    /// other streams' work on it, which may run at the same time (on the other devices).
+    pub fn peer<T: DeviceCopy>(memory: &'b PeerBuffer<B, T>) -> LaunchArg<'b, B> {
+        LaunchArg {
+            value: memory.arg(),
+            buffer: Some((memory.device_ordinal(), memory.in_flight())),
+            also: None,
+            peers: memory.devices(),
             concurrent: true,
             checked: None,
         }
@@ -78,9 +99,10 @@ impl<'b, B: Backend> LaunchArg<'b, B> {
 }
 
 /// What a typed launcher takes for a kernel's `const T*` parameter: `&Buffer<B, T>` (or
-/// `&mut`), or `&SystemBuffer<B, T>`, memory host threads use meanwhile.
+/// `&mut`), `&SystemBuffer<B, T>`, memory host threads use meanwhile, or `&PeerBuffer<B, T>`,
+/// memory kernels on other devices use meanwhile.
 #[diagnostic::on_unimplemented(
-    message = "a `const {T}*` kernel parameter takes `&Buffer<B, {T}>` or `&SystemBuffer<B, {T}>`, not `{Self}`",
+    message = "a `const {T}*` kernel parameter takes `&Buffer<B, {T}>`, `&SystemBuffer<B, {T}>` or `&PeerBuffer<B, {T}>`, not `{Self}`",
     label = "not a buffer of `{T}` on this backend"
 )]
 pub trait PtrArg<'b, B: Backend, T: DeviceCopy> {
@@ -89,9 +111,10 @@ pub trait PtrArg<'b, B: Backend, T: DeviceCopy> {
 }
 
 /// What a typed launcher takes for a kernel's `T*` parameter, which the kernel may write:
-/// `&mut Buffer<B, T>`, or `&SystemBuffer<B, T>`, memory host threads use meanwhile.
+/// `&mut Buffer<B, T>`, `&SystemBuffer<B, T>`, memory host threads use meanwhile, or
+/// `&PeerBuffer<B, T>`, memory kernels on other devices use meanwhile.
 #[diagnostic::on_unimplemented(
-    message = "a `{T}*` kernel parameter, which the kernel may write, takes `&mut Buffer<B, {T}>` or `&SystemBuffer<B, {T}>`, not `{Self}`",
+    message = "a `{T}*` kernel parameter, which the kernel may write, takes `&mut Buffer<B, {T}>`, `&SystemBuffer<B, {T}>` or `&PeerBuffer<B, {T}>`, not `{Self}`",
     label = "not a writable buffer of `{T}` on this backend"
 )]
 pub trait MutPtrArg<'b, B: Backend, T: DeviceCopy> {
@@ -114,6 +137,11 @@ impl<'b, B: Backend, T: DeviceCopy> PtrArg<'b, B, T> for &'b SystemBuffer<B, T> 
         LaunchArg::system(self)
     }
 }
+impl<'b, B: Backend, T: DeviceCopy> PtrArg<'b, B, T> for &'b PeerBuffer<B, T> {
+    fn launch_arg(self) -> LaunchArg<'b, B> {
+        LaunchArg::peer(self)
+    }
+}
 impl<'b, B: Backend, T: DeviceCopy> MutPtrArg<'b, B, T> for &'b mut Buffer<B, T> {
     fn launch_arg(self) -> LaunchArg<'b, B> {
         LaunchArg::buffer(self)
@@ -124,13 +152,25 @@ impl<'b, B: Backend, T: DeviceCopy> MutPtrArg<'b, B, T> for &'b SystemBuffer<B, 
         LaunchArg::system(self)
     }
 }
+impl<'b, B: Backend, T: DeviceCopy> MutPtrArg<'b, B, T> for &'b PeerBuffer<B, T> {
+    fn launch_arg(self) -> LaunchArg<'b, B> {
+        LaunchArg::peer(self)
+    }
+}
 
 impl<B: Backend, T> From<T> for LaunchArg<'_, B>
 where
     KernelArg: From<T>,
 {
     fn from(value: T) -> Self {
-        LaunchArg { value: KernelArg::from(value), buffer: None, also: None, concurrent: false, checked: None }
+        LaunchArg {
+            value: KernelArg::from(value),
+            buffer: None,
+            also: None,
+            peers: &[],
+            concurrent: false,
+            checked: None,
+        }
     }
 }
 
@@ -188,7 +228,8 @@ impl<'a, B: Backend> Launch<'a, B> {
     ) -> Result<Launch<'a, B>> {
         for (index, arg) in args.iter().enumerate() {
             let mut memories = arg.buffer.into_iter().chain(arg.also);
-            if let Some((found, _)) = memories.find(|&(d, _)| d != stream.device_ordinal()) {
+            let here = stream.device_ordinal();
+            if let Some((found, _)) = memories.find(|&(d, _)| d != here && !arg.peers.contains(&here)) {
                 return Err(Error::DeviceMismatch {
                     kernel: kernel.name().to_owned(),
                     what: format!("argument {} (a buffer)", index + 1),

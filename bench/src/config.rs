@@ -19,17 +19,20 @@ pub enum Benchmark {
     MessagePassing,
     /// A host thread and a kernel thread meeting phase after phase.
     HostRoundTrip,
+    /// Kernels on two devices meeting phase after phase.
+    MultiGpu,
 }
 
 impl Benchmark {
     /// Every benchmark, in run order.
-    pub const ALL: [Benchmark; 6] = [
+    pub const ALL: [Benchmark; 7] = [
         Benchmark::RoundTrip,
         Benchmark::Reduction,
         Benchmark::Copy,
         Benchmark::GridBarrier,
         Benchmark::MessagePassing,
         Benchmark::HostRoundTrip,
+        Benchmark::MultiGpu,
     ];
 
     /// The name used on the command line and in reports.
@@ -41,6 +44,7 @@ impl Benchmark {
             Benchmark::GridBarrier => "grid-barrier",
             Benchmark::MessagePassing => "message-passing",
             Benchmark::HostRoundTrip => "host-round-trip",
+            Benchmark::MultiGpu => "multi-gpu",
         }
     }
 
@@ -116,6 +120,12 @@ pub struct Config {
     pub messages: u32,
     /// Timed host <-> kernel round trips per rep.
     pub host_phases: u32,
+    /// Timed phases per rep of the two devices' barrier and its baselines.
+    pub multi_gpu_phases: u32,
+    /// Blocks per device of the multi-GPU benchmark (one cooperative grid per device).
+    pub multi_gpu_blocks: u32,
+    /// Threads per block of the multi-GPU benchmark.
+    pub multi_gpu_threads: u32,
     /// Phases (barriers) of the launch that checks correctness.
     pub check_iters: u32,
     /// Bytes the reduction reads and the copy copies (a multiple of 16).
@@ -144,6 +154,9 @@ impl Config {
             grid_iters: 5_000,
             messages: 10_000,
             host_phases: 2_000,
+            multi_gpu_phases: 2_000,
+            multi_gpu_blocks: 4,
+            multi_gpu_threads: 32,
             check_iters: 1_000,
             stream_bytes: 2 << 30,
             reduction: Pipeline { stages: 6, stage_bytes: 16 << 10, blocks_per_sm: 2 },
@@ -166,6 +179,9 @@ impl Config {
             grid_iters: 200,
             messages: 2_000,
             host_phases: 2_000,
+            multi_gpu_phases: 200,
+            multi_gpu_blocks: 2,
+            multi_gpu_threads: 4,
             check_iters: 200,
             stream_bytes: 4 << 20,
             reduction: Pipeline { stages: 4, stage_bytes: 4 << 10, blocks_per_sm: 1 },
@@ -188,6 +204,7 @@ impl Config {
             || self.check_iters == 0
             || self.messages == 0
             || self.host_phases == 0
+            || self.multi_gpu_phases == 0
         {
             return bad("every benchmark needs at least one iteration".into());
         }
@@ -206,6 +223,15 @@ impl Config {
         }
         if self.grid_threads == 0 || self.grid_threads > info.max_threads_per_block {
             return bad(format!("grid barrier blocks of {} threads", self.grid_threads));
+        }
+        if self.multi_gpu_blocks == 0
+            || self.multi_gpu_threads == 0
+            || self.multi_gpu_threads > info.max_threads_per_block
+        {
+            return bad(format!(
+                "multi-GPU grids of {} blocks x {} threads; {} allows 1 to {} threads a block",
+                self.multi_gpu_blocks, self.multi_gpu_threads, info.name, info.max_threads_per_block
+            ));
         }
         if self.benchmarks.contains(&Benchmark::Reduction) {
             self.reduction.validate("reduction", info)?;
@@ -258,6 +284,12 @@ mod tests {
         assert!(c.validate(&d).is_err());
         let mut c = Config::gpu();
         c.consumer_warps = 40;
+        assert!(c.validate(&d).is_err());
+        let mut c = Config::gpu();
+        c.multi_gpu_threads = 2048;
+        assert!(c.validate(&d).is_err_and(|e| e.to_string().contains("multi-GPU grids of 4 blocks x 2048 threads")));
+        let mut c = Config::gpu();
+        c.multi_gpu_phases = 0;
         assert!(c.validate(&d).is_err());
     }
 

@@ -58,8 +58,9 @@ pub(crate) fn run<B: Backend>(
         .collect()
 }
 
-/// The median of the reps (after the warm-up reps) of `sample`, in µs per round trip.
-fn repeat(config: &Config, mut sample: impl FnMut() -> Result<Result<f64, String>>) -> Result<Status> {
+/// The median of the reps (after the warm-up reps) of `sample`, in µs per round trip (or per
+/// phase: the multi-GPU benchmark's too).
+pub(crate) fn repeat(config: &Config, mut sample: impl FnMut() -> Result<Result<f64, String>>) -> Result<Status> {
     let mut samples = Vec::with_capacity(config.reps as usize);
     for rep in 0..config.warmup + config.reps {
         match sample()? {
@@ -74,7 +75,7 @@ fn repeat(config: &Config, mut sample: impl FnMut() -> Result<Result<f64, String
     })
 }
 
-fn per_phase_us(start: Instant, phases: u32) -> f64 {
+pub(crate) fn per_phase_us(start: Instant, phases: u32) -> f64 {
     start.elapsed().as_secs_f64() * 1e6 / f64::from(phases)
 }
 

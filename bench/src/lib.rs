@@ -12,11 +12,13 @@
 //! | [`grid-barrier`](Benchmark::GridBarrier) | `xb::barrier<thread_scope_device>` | cooperative groups `grid.sync()` | ns per barrier |
 //! | [`message-passing`](Benchmark::MessagePassing) | a flag in plain memory between two blocks, polled with `__nanosleep` | – | ns per message |
 //! | [`host-round-trip`](Benchmark::HostRoundTrip) | a host thread and a kernel thread on a `SystemBarrier`, shared and split forms (one launch) | a launch + stream synchronize per phase; two flags in memory both sides reach | µs per round trip |
+//! | [`multi-gpu`](Benchmark::MultiGpu) | a grid on each of two devices at a `PeerBarrier` (one launch each), every thread or thread 0 of each block a participant | per phase a launch on each device, then a synchronize of both streams, or stream events (each stream waits for the other's) | µs per phase |
 //!
 //! Targets (release builds, CUDA): native round trip <= raw PTX; emulated round trip and
 //! round trips with a completion function <= CCCL with a completion function; checked round
 //! trip <= 10x the release one (every backend); reduction >=
-//! the raw-PTX pipeline; copy >= 0.93x `cudaMemcpy`; grid barrier <= 0.95x `grid.sync`. On
+//! the raw-PTX pipeline; copy >= 0.93x `cudaMemcpy`; grid barrier <= 0.95x `grid.sync`;
+//! a phase across two devices <= a launch + synchronize per phase (every backend). On
 //! the host backend: round trip <= C++20 `std::barrier`; message passing <= 100 µs per message
 //! (10^4 messages per second).
 //!
@@ -31,6 +33,7 @@ mod host_baselines;
 mod host_round_trip;
 mod kernels;
 mod message;
+mod multi_gpu;
 pub mod pattern;
 mod reduce;
 mod report;

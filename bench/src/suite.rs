@@ -4,7 +4,7 @@ use xbarrier::{Backend, BackendKind, Buffer, Device, LaunchConfig, Result, Strea
 
 use crate::kernels::Images;
 use crate::report::{set_ratios, Report, Row, Status};
-use crate::{copy, grid, host_round_trip, message, reduce, round_trip, Benchmark, Config};
+use crate::{copy, grid, host_round_trip, message, multi_gpu, reduce, round_trip, Benchmark, Config};
 
 /// Called with each row as soon as it is measured (for progress lines).
 pub(crate) type Progress<'a> = &'a dyn Fn(&Row);
@@ -28,6 +28,7 @@ pub fn run<B: Backend>(device: &Device<B>, config: &Config, progress: &dyn Fn(&R
             Benchmark::GridBarrier => grid::run(device, &images, &stream, config, progress),
             Benchmark::MessagePassing => message::run(device, &images, &stream, config, progress),
             Benchmark::HostRoundTrip => host_round_trip::run(device, &images, &stream, config, progress),
+            Benchmark::MultiGpu => multi_gpu::run(device, &images, &stream, config, progress),
         });
     }
     set_ratios(&mut rows);

@@ -1,7 +1,8 @@
 //! Every benchmark on the CPU backend at small sizes: the xb kernels (pipelines, bulk copy,
 //! device-scope barrier) must compute the right results through the protocol, the
 //! CUDA-only baselines must say why they were skipped, the host round trip's std::barrier
-//! and std::sync::Barrier baselines must run and check, and ratios must be wired.
+//! and std::sync::Barrier baselines must run and check, the multi-GPU benchmark must run on
+//! the backend's two stand-in devices, and ratios must be wired.
 
 use std::cell::RefCell;
 
@@ -16,6 +17,9 @@ fn small() -> Config {
         grid_iters: 50,
         messages: 200,
         host_phases: 100,
+        multi_gpu_phases: 50,
+        multi_gpu_blocks: 2,
+        multi_gpu_threads: 3,
         check_iters: 50,
         stream_bytes: (1 << 20) + 48, // a last tile shorter than a stage
         reduction: Pipeline { stages: 3, stage_bytes: 4096, blocks_per_sm: 2 },
@@ -60,6 +64,10 @@ fn every_benchmark_runs_correctly_on_the_host() {
         (Benchmark::HostRoundTrip, "xb SystemBarrier::split"),
         (Benchmark::HostRoundTrip, "launch + synchronize"),
         (Benchmark::HostRoundTrip, "flags in host-shared memory"),
+        (Benchmark::MultiGpu, "xb PeerBarrier, every thread"),
+        (Benchmark::MultiGpu, "xb PeerBarrier, grid barrier"),
+        (Benchmark::MultiGpu, "launch + synchronize"),
+        (Benchmark::MultiGpu, "stream events"),
     ] {
         assert!(names.contains(&expected), "{expected:?} missing from {names:?}");
     }
@@ -122,4 +130,35 @@ fn the_checked_round_trip_is_checked_device_code() {
     let module = device.load(&bundle).expect("loads on the host");
     assert!(module.checked());
     module.kernel("xbb_rt_xb").expect("xb's round trip");
+}
+
+/// The multi-GPU benchmark on the host backend's two stand-in devices: both xb forms and both
+/// baselines run and check, in µs per phase, xb against a launch + synchronize per phase.
+#[test]
+fn multi_gpu_runs_on_the_two_host_devices() {
+    let device = Device::<Host>::open(0).expect("the host device");
+    let config = Config { benchmarks: vec![Benchmark::MultiGpu], multi_gpu_phases: 40, reps: 3, ..small() };
+    let report = xbarrier_bench::run(&device, &config, &|_: &Row| {}).expect("the run starts");
+    let names: Vec<&str> = report.rows.iter().map(|r| r.implementation).collect();
+    assert_eq!(
+        names,
+        ["xb PeerBarrier, every thread", "xb PeerBarrier, grid barrier", "launch + synchronize", "stream events"]
+    );
+    for row in &report.rows {
+        assert_eq!(
+            (row.benchmark, row.config.as_str(), row.unit),
+            (Benchmark::MultiGpu, "2 devices x 2 blocks x 3 threads", Unit::Microseconds)
+        );
+        match &row.status {
+            Status::Measured { value, samples } => assert!(*value > 0.0 && samples.len() == 3, "{row:?}"),
+            other => panic!("{}: {other:?}", row.implementation),
+        }
+        if row.implementation != "launch + synchronize" {
+            assert_eq!(row.baseline, Some("launch + synchronize"), "{row:?}");
+            assert!(row.ratio.is_some_and(|r| r > 0.0), "{row:?}");
+        }
+        let judged = row.implementation.starts_with("xb") && !xbarrier::CHECKED;
+        assert_eq!(row.target.is_some(), judged, "{row:?}");
+    }
+    assert_eq!(report.incorrect() + report.failed(), 0);
 }

@@ -1,7 +1,8 @@
 //! The Rust module of typed launchers generated for a bundle: a `Kernels<B>` struct that
 //! loads the bundle on a device, with one method per kernel whose signature was read
 //! (`signature.rs`), taking `&Buffer<B, T>` for `const T*`, `&mut Buffer<B, T>` for `T*`
-//! (either also a `&SystemBuffer<B, T>`, memory host threads share), `&SystemBarrier<B>` for
+//! (either also a `&SystemBuffer<B, T>`, memory host threads share, or a `&PeerBuffer<B, T>`,
+//! memory kernels on other devices share), `&SystemBarrier<B>` or `&PeerBarrier<B>` for
 //! `xb::barrier<xb::thread_scope_system>*` and the Rust scalar for each scalar. The crate includes it with `xbarrier::kernels!`.
 
 use std::fmt::Write as _;
@@ -150,7 +151,7 @@ fn launcher(out: &mut String, index: usize, kernel: &KernelDecl, method: &str) {
             ParamType::Pointer { element, constant: false, .. } => {
                 format!("impl __xbarrier::MutPtrArg<'a, B, {}>", element.scalar.rust())
             }
-            ParamType::SystemBarrier => "&'a __xbarrier::SystemBarrier<B>".to_owned(),
+            ParamType::SystemBarrier => "impl __xbarrier::SystemBarrierArg<'a, B>".to_owned(),
         };
         let _ = writeln!(out, "        {name}: {ty},");
     }
@@ -159,7 +160,8 @@ fn launcher(out: &mut String, index: usize, kernel: &KernelDecl, method: &str) {
         .iter()
         .zip(&names)
         .map(|(param, name)| match &param.ty {
-            ParamType::Value(_) | ParamType::SystemBarrier => format!("__xbarrier::LaunchArg::from({name})"),
+            ParamType::Value(_) => format!("__xbarrier::LaunchArg::from({name})"),
+            ParamType::SystemBarrier => format!("__xbarrier::SystemBarrierArg::launch_arg({name})"),
             ParamType::Pointer { constant: true, .. } => format!("__xbarrier::PtrArg::launch_arg({name})"),
             ParamType::Pointer { constant: false, .. } => format!("__xbarrier::MutPtrArg::launch_arg({name})"),
         })

@@ -53,8 +53,8 @@ fn every_readable_kernel_gets_a_launcher() {
         "e: f64,",
         "/// - `by_struct` (",
         "pub fn fed<'a>(",
-        "bar: &'a __xbarrier::SystemBarrier<B>,",
-        "__xbarrier::LaunchArg::from(bar)",
+        "bar: impl __xbarrier::SystemBarrierArg<'a, B>,",
+        "__xbarrier::SystemBarrierArg::launch_arg(bar)",
     ] {
         assert!(module.contains(want), "missing {want:?} in:\n{module}");
     }

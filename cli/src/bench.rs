@@ -89,6 +89,8 @@ enum BenchmarkArg {
     MessagePassing,
     /// A host thread and a kernel thread meeting phase after phase (us)
     HostRoundTrip,
+    /// Kernels on two devices meeting phase after phase (us)
+    MultiGpu,
 }
 
 impl BenchmarkArg {
@@ -100,6 +102,7 @@ impl BenchmarkArg {
             BenchmarkArg::GridBarrier => Benchmark::GridBarrier,
             BenchmarkArg::MessagePassing => Benchmark::MessagePassing,
             BenchmarkArg::HostRoundTrip => Benchmark::HostRoundTrip,
+            BenchmarkArg::MultiGpu => Benchmark::MultiGpu,
         }
     }
 }
@@ -163,6 +166,7 @@ fn config_for(kind: BackendKind, args: &BenchArgs) -> Config {
         config.stream_bytes = 256 << 20;
         config.round_trip_iters = 2_000;
         config.grid_iters = 1_000;
+        config.multi_gpu_phases = 500;
         config.warmup = 1;
         config.reps = 3;
     }

@@ -1,6 +1,8 @@
 //! `xbar bench` as a user runs it: on the CPU backend it times the round trip against C++20
 //! std::barrier and std::sync::Barrier and writes the same report as table, markdown, JSON
-//! and CSV, and as an SVG plot; without a GPU the GPU backends exit 2 with a fix.
+//! and CSV, and as an SVG plot, and runs the multi-GPU benchmark on the backend's two
+//! stand-in devices (skipping it, with the reason, with one); without a GPU the GPU backends
+//! exit 2 with a fix.
 
 mod common;
 
@@ -205,4 +207,54 @@ fn bad_pipeline_shapes_are_refused() {
 
     let output = xbar(&["bench", "--only", "everything"]);
     assert_eq!(output.status.code(), Some(2));
+}
+
+/// The implementations of the multi-GPU benchmark, in row order.
+const MULTI_GPU: [&str; 4] =
+    ["xb PeerBarrier, every thread", "xb PeerBarrier, grid barrier", "launch + synchronize", "stream events"];
+
+#[test]
+fn multi_gpu_runs_on_the_two_host_devices() {
+    let output = xbar(&["bench", "--backend", "host", "--only", "multi-gpu", "--reps", "2", "--format", "json"]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"));
+    let rows = json["rows"].as_array().unwrap_or_else(|| panic!("no rows: {json}"));
+    assert_eq!(rows.len(), 4, "{json}");
+    for (row, implementation) in rows.iter().zip(MULTI_GPU) {
+        assert_eq!(row["implementation"], implementation, "{row}");
+        assert_eq!(
+            (&row["benchmark"], &row["config"], &row["unit"], &row["status"]),
+            (&"multi-gpu".into(), &"2 devices x 2 blocks x 4 threads".into(), &"us".into(), &"measured".into()),
+            "{row}"
+        );
+        assert!(row["value"].as_f64().is_some_and(|v| v > 0.0), "{row}");
+        assert_eq!(row["samples"].as_array().map(Vec::len), Some(2), "{row}");
+        let baseline = if implementation == "launch + synchronize" {
+            serde_json::Value::Null
+        } else {
+            "launch + synchronize".into()
+        };
+        assert_eq!(row["baseline"], baseline, "{row}");
+    }
+    // Release builds judge xb against a launch + synchronize per phase; checked builds nothing.
+    let target = if xbarrier::CHECKED { serde_json::Value::Null } else { "<= 1.00x launch + synchronize".into() };
+    assert_eq!(rows[0]["target"], target, "{json}");
+    assert!(stderr.contains("4 measured, 0 wrong, 0 failed, 0 skipped"), "{stderr}");
+    let line = "[bench] multi-gpu 2 devices x 2 blocks x 4 threads stream events: ";
+    assert!(stderr.contains(line), "no progress line {line}: {stderr}");
+
+    // With one device the rows are skipped, saying why, and the run succeeds.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_xbar"))
+        .args(["bench", "--backend", "host", "--only", "multi-gpu", "--quiet"])
+        .env("XBAR_HOST_DEVICES", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("could not run xbar: {e}"));
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("0 measured, 0 wrong, 0 failed, 4 skipped"), "{stdout}");
+    let skipped = stdout
+        .lines()
+        .filter(|l| l.starts_with("multi-gpu") && l.contains("skipped: needs two devices; the host backend has 1"));
+    assert_eq!(skipped.count(), 4, "{stdout}");
 }

@@ -10,7 +10,9 @@ fn info_lists_the_host_backend_and_toolchains() {
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "xbar info failed: {stdout}\n{stderr}");
     assert!(stdout.contains("enabled backends: host"), "{stdout}");
-    assert!(stdout.contains("host backend: 1 device"), "{stdout}");
+    // Two stand-in devices by default (XBAR_HOST_DEVICES), for code written for several GPUs.
+    assert!(stdout.contains("host backend: 2 devices"), "{stdout}");
+    assert!(stdout.contains("device 1: host CPU"), "{stdout}");
     assert!(stdout.contains("checked device code: "), "{stdout}");
     assert!(stdout.contains("host C++ compiler: found at "), "{stdout}");
     for tool in ["nvcc (CUDA): ", "clang for AMDGPU (HIP): ", "hipcc (HIP): ", "clang-22 (zig wheel): "] {

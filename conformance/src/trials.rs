@@ -3,7 +3,9 @@
 //! A backend's cases are reported ignored only when it cannot run here: its runtime library
 //! is missing ([`Error::LibraryNotFound`]) or it has no device ([`Error::NoDevice`]), and
 //! not even then with `XBAR_REQUIRE_GPU=1`. Any other error while setting up (a bundle that
-//! does not parse, a missing or broken image, a driver error) fails every case with it.
+//! does not parse, a missing or broken image, a driver error) fails every case with it. A
+//! case that needs more devices than the backend has (the `multi_gpu_*` cases) is reported
+//! ignored with the count, unless `XBAR_REQUIRE_MULTI_GPU=1`.
 
 use std::sync::Arc;
 
@@ -23,6 +25,10 @@ pub const REQUIRE_GPU_VAR: &str = "XBAR_REQUIRE_GPU";
 fn gpu_required() -> bool {
     std::env::var(REQUIRE_GPU_VAR).is_ok_and(|v| v == "1")
 }
+
+/// The variable that makes the cases needing several devices run (and fail) where the
+/// backend has fewer, for machines that should have them.
+pub const REQUIRE_MULTI_GPU_VAR: &str = "XBAR_REQUIRE_MULTI_GPU";
 
 /// How setting up one backend and variant went.
 enum Setup<B: Backend> {
@@ -71,11 +77,26 @@ fn variants_of<B: Backend>(bundle: &xbarrier::Result<KernelBundle>) -> Vec<Varia
     bundle.as_ref().map_or_else(|_| vec![Variant::Default], variants::<B>)
 }
 
-/// Why a case cannot run on a module, if it cannot: misuse is reported only by checked code.
+/// Why a case cannot run on a module, if it cannot: misuse is reported only by checked code,
+/// and a case that needs more devices than the backend has cannot run (unless
+/// `XBAR_REQUIRE_MULTI_GPU=1`, where it runs and fails).
 fn skip_reason<B: Backend>(case: &Case<B>, ctx: &Ctx<B>) -> Option<String> {
-    (case.suite == Suite::Misuse && !ctx.module.checked()).then(|| {
-        "unchecked device code: misuse is undefined behaviour there, not reported (build in debug or with the `checked` feature)".to_owned()
-    })
+    if case.suite == Suite::Misuse && !ctx.module.checked() {
+        return Some(
+            "unchecked device code: misuse is undefined behaviour there, not reported (build in debug or with the `checked` feature)".to_owned(),
+        );
+    }
+    if case.devices > 1 && !std::env::var(REQUIRE_MULTI_GPU_VAR).is_ok_and(|v| v == "1") {
+        let found = xbarrier::Device::<B>::count().unwrap_or(0);
+        if found < case.devices {
+            return Some(format!(
+                "needs {} devices, the {} backend has {found} (set {REQUIRE_MULTI_GPU_VAR}=1 to fail instead)",
+                case.devices,
+                B::KIND
+            ));
+        }
+    }
+    None
 }
 
 struct TrialMaker(Suite, BundleSource);

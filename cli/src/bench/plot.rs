@@ -85,7 +85,7 @@ fn panels(report: &Report) -> Vec<Panel> {
 /// What a panel's y axis measures.
 fn axis_name(benchmark: Benchmark, unit: Unit) -> String {
     let per = match benchmark {
-        Benchmark::RoundTrip => " per phase",
+        Benchmark::RoundTrip | Benchmark::MultiGpu => " per phase",
         Benchmark::GridBarrier => " per barrier",
         Benchmark::MessagePassing => " per message",
         Benchmark::HostRoundTrip => " per round trip",

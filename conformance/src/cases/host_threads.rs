@@ -13,7 +13,7 @@ use crate::harness::{check_report, reps, CaseResult, Ctx, Pass, LAUNCH_LIMIT};
 
 pub fn cases<B: Backend>() -> Vec<Case<B>> {
     use Form::{Shared, Split};
-    let misuse = |name, run| Case { name, feature: "misuse", suite: Suite::Misuse, run };
+    let misuse = |name, run| Case { name, feature: "misuse", suite: Suite::Misuse, devices: 1, run };
     vec![
         case("host_threads_exchange", "host threads", |c| exchange(c, Shared, Leaving::Nobody)),
         case("host_threads_host_drops", "host threads", |c| exchange(c, Shared, Leaving::LastHostThread)),

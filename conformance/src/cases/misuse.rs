@@ -8,7 +8,7 @@ use super::{Case, Suite};
 use crate::harness::{CaseResult, Ctx, Pass};
 
 fn misuse<B: Backend>(name: &'static str, run: fn(&Ctx<B>) -> CaseResult) -> Case<B> {
-    Case { name, feature: "misuse", suite: Suite::Misuse, run }
+    Case { name, feature: "misuse", suite: Suite::Misuse, devices: 1, run }
 }
 
 pub fn cases<B: Backend>() -> Vec<Case<B>> {

@@ -6,6 +6,7 @@ mod host_threads;
 mod limits;
 mod litmus;
 mod misuse;
+mod multi_gpu;
 mod phases;
 mod ring;
 mod tx;
@@ -31,6 +32,9 @@ pub struct Case<B: Backend> {
     pub feature: &'static str,
     /// Its suite.
     pub suite: Suite,
+    /// How many devices of the backend it needs (the `multi_gpu_*` cases two; the others
+    /// one, the context's).
+    pub devices: usize,
     /// The body.
     pub run: fn(&Ctx<B>) -> CaseResult,
 }
@@ -43,6 +47,7 @@ pub fn all_cases<B: Backend>() -> Vec<Case<B>> {
     cases.extend(ring::cases::<B>());
     cases.extend(grid::cases::<B>());
     cases.extend(host_threads::cases::<B>());
+    cases.extend(multi_gpu::cases::<B>());
     cases.extend(litmus::cases::<B>());
     cases.extend(limits::cases::<B>());
     cases.extend(compat::cases::<B>());
@@ -52,5 +57,5 @@ pub fn all_cases<B: Backend>() -> Vec<Case<B>> {
 
 /// Shorthand for the case lists.
 pub(crate) fn case<B: Backend>(name: &'static str, feature: &'static str, run: fn(&Ctx<B>) -> CaseResult) -> Case<B> {
-    Case { name, feature, suite: Suite::Conformance, run }
+    Case { name, feature, suite: Suite::Conformance, devices: 1, run }
 }

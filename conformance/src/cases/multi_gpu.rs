@@ -1,0 +1,182 @@
+//! Kernels on several devices at one barrier of system scope ([`PeerBarrier`]), with data
+//! handed from device to device through peer memory ([`PeerBuffer`]): phases with every
+//! way to wait, `arrive_and_drop` by one device's block, and a timed wait that must time
+//! out. The `multi_gpu_*` cases need two devices (the host backend offers two stand-ins; a
+//! machine with one GPU reports them ignored); the `peer_one_device_*` ones run the same
+//! kernels on two streams of one device.
+
+use std::time::Duration;
+
+use xbarrier::{Backend, Buffer, Device, Launch, LaunchArg, LaunchConfig, Module, PeerBarrier, PeerBuffer, Stream};
+
+use super::{Case, Suite};
+use crate::harness::{check_report, reps, CaseResult, Ctx, Pass, LAUNCH_LIMIT};
+
+pub fn cases<B: Backend>() -> Vec<Case<B>> {
+    let two = |name, run| Case { name, feature: "multi-gpu", suite: Suite::Conformance, devices: 2, run };
+    let one = |name, run| Case { name, feature: "multi-gpu", suite: Suite::Conformance, devices: 1, run };
+    vec![
+        two("multi_gpu_exchange", |c| exchange(c, Sides::TwoDevices, None)),
+        two("multi_gpu_block_drops", |c| exchange(c, Sides::TwoDevices, Some(1))),
+        two("multi_gpu_try_wait_for_timeout", |c| timeout(c, Sides::TwoDevices)),
+        two("multi_gpu_launch_on_unreached_device", unreached),
+        one("peer_one_device_exchange", |c| exchange(c, Sides::OneDevice, Some(0))),
+        one("peer_one_device_try_wait_for_timeout", |c| timeout(c, Sides::OneDevice)),
+    ]
+}
+
+/// Where the two sides run: devices 0 and 1, or two streams of device 0 (the same kernels;
+/// no peer path, but everything else of the multi-device form).
+#[derive(Clone, Copy, PartialEq)]
+enum Sides {
+    TwoDevices,
+    OneDevice,
+}
+
+/// One side: a device, the conformance module loaded there, a stream.
+struct Side<B: Backend> {
+    device: Device<B>,
+    module: Module<B>,
+    stream: Stream<B>,
+}
+
+fn err(e: xbarrier::Error) -> String {
+    e.to_string()
+}
+
+/// The two sides, the first on the context's device, in its variant.
+fn sides<B: Backend>(ctx: &Ctx<B>, sides: Sides) -> Result<[Side<B>; 2], String> {
+    let ordinal = if sides == Sides::TwoDevices { 1 } else { 0 };
+    let device = Device::<B>::open(ordinal).map_err(err)?;
+    let bundle = crate::bundle().map_err(err)?;
+    let module = device.load_variant(&bundle, ctx.module.variant()).map_err(err)?;
+    let first = Side {
+        device: ctx.device.clone(),
+        module: ctx.device.load_variant(&bundle, ctx.module.variant()).map_err(err)?,
+        stream: ctx.device.stream().map_err(err)?,
+    };
+    let stream = device.stream().map_err(err)?;
+    Ok([first, Side { device, module, stream }])
+}
+
+const BLOCKS: u32 = 2;
+const THREADS: u32 = 64;
+
+/// Every thread of a grid on each side meets the others for many phases; each side writes
+/// into the other side's memory and reads what the other side wrote there. `drop_side`:
+/// that side's last block leaves halfway, and the phases go on without it.
+fn exchange<B: Backend>(ctx: &Ctx<B>, where_: Sides, drop_side: Option<u32>) -> CaseResult {
+    let phases = reps(3_000, 60)?;
+    let drop_at = phases / 2;
+    let sides = sides(ctx, where_)?;
+    let k = BLOCKS * THREADS;
+    let devices: Vec<&Device<B>> = sides.iter().map(|s| &s.device).collect();
+    let barrier = PeerBarrier::new(&devices, u64::from(2 * k)).map_err(err)?;
+    // inbox[s]: side s's memory, which side 1 - s writes and side s reads.
+    let inbox: Vec<PeerBuffer<B, u32>> = (0..2)
+        .map(|s| sides[s].device.alloc_peer::<u32>((2 * k) as usize, &[&sides[1 - s].device]))
+        .collect::<Result<_, _>>()
+        .map_err(err)?;
+    let reports: Vec<Buffer<B, u64>> =
+        sides.iter().map(|s| s.device.alloc::<u64>(8)).collect::<Result<_, _>>().map_err(err)?;
+    let config = LaunchConfig::new(BLOCKS, THREADS).timeout(LAUNCH_LIMIT);
+    let config = if where_ == Sides::TwoDevices { config.cooperative() } else { config };
+    let drop_side = drop_side.unwrap_or(2);
+    let run_side = |s: usize| -> Result<(), String> {
+        let kernel = sides[s].module.kernel("xbc_multi_gpu_exchange").map_err(err)?;
+        let args = [
+            barrier.arg(),
+            LaunchArg::peer(&inbox[1 - s]),
+            LaunchArg::peer(&inbox[s]),
+            LaunchArg::buffer(&reports[s]),
+            phases.into(),
+            (s as u32).into(),
+            2u32.into(),
+            drop_side.into(),
+            drop_at.into(),
+        ];
+        // SAFETY: xbc_multi_gpu_exchange(system_barrier* bar, unsigned* out, const unsigned*
+        // in, unsigned long long* report, unsigned phases, unsigned side, unsigned sides,
+        // unsigned drop_side, unsigned drop_at); `out` and `in` hold 2 * K slots, K being
+        // the grid's threads, and `report` 8 words.
+        unsafe { Launch::start(&sides[s].stream, &kernel, &config, &args) }
+            .and_then(|l| l.wait())
+            .map_err(|e| format!("side {s}: xbc_multi_gpu_exchange: {e}"))
+    };
+    // One host thread per side: the host backend's launches return at their end, and each
+    // side's kernel waits for the other's.
+    std::thread::scope(|s| {
+        let second = s.spawn(|| run_side(1));
+        let first = run_side(0);
+        let second = second.join().unwrap_or_else(|_| Err("the second side's thread panicked".into()));
+        first.and(second)
+    })?;
+    for (s, report) in reports.iter().enumerate() {
+        check_report(report, &format!("side {s} reading side {}'s data", 1 - s))?;
+    }
+    let place = match where_ {
+        Sides::TwoDevices => "devices 0 and 1",
+        Sides::OneDevice => "two streams of device 0",
+    };
+    let dropped =
+        if drop_side < 2 { format!(", side {drop_side}'s last block leaving halfway") } else { String::new() };
+    Ok(Pass(format!("{BLOCKS} blocks x {THREADS} threads on each of {place}, {phases} phases{dropped}")))
+}
+
+/// A timed wait on a phase whose other arrival is held back times out, and the phase
+/// completes once that arrival comes (xbc_multi_gpu_timeout).
+fn timeout<B: Backend>(ctx: &Ctx<B>, where_: Sides) -> CaseResult {
+    let sides = sides(ctx, where_)?;
+    let devices: Vec<&Device<B>> = sides.iter().map(|s| &s.device).collect();
+    let barrier = PeerBarrier::new(&devices, 2).map_err(err)?;
+    let flag = sides[1].device.alloc_peer::<u64>(1, &[&sides[0].device]).map_err(err)?;
+    let reports: Vec<Buffer<B, u64>> =
+        sides.iter().map(|s| s.device.alloc::<u64>(8)).collect::<Result<_, _>>().map_err(err)?;
+    let limit = Duration::from_millis(20);
+    let config = LaunchConfig::new(1, 32).timeout(LAUNCH_LIMIT);
+    let run_side = |s: usize| -> Result<(), String> {
+        let kernel = sides[s].module.kernel("xbc_multi_gpu_timeout").map_err(err)?;
+        let args = [
+            barrier.arg(),
+            LaunchArg::peer(&flag),
+            LaunchArg::buffer(&reports[s]),
+            (s as u32).into(),
+            (limit.as_nanos() as u64).into(),
+        ];
+        // SAFETY: xbc_multi_gpu_timeout(system_barrier* bar, uint64_t* flag, unsigned long
+        // long* report, unsigned side, unsigned long long timeout_ns); `report` holds 8 words.
+        unsafe { Launch::start(&sides[s].stream, &kernel, &config, &args) }
+            .and_then(|l| l.wait())
+            .map_err(|e| format!("side {s}: xbc_multi_gpu_timeout: {e}"))
+    };
+    std::thread::scope(|s| {
+        let second = s.spawn(|| run_side(1));
+        let first = run_side(0);
+        let second = second.join().unwrap_or_else(|_| Err("the second side's thread panicked".into()));
+        first.and(second)
+    })?;
+    check_report(&reports[0], "side 0's try_wait_for on a phase side 1 had not arrived in")?;
+    Ok(Pass(format!("timed out after {limit:?} across the two sides; completed by the held-back arrival")))
+}
+
+/// A barrier made for device 0 alone is refused on device 1's stream before anything runs.
+fn unreached<B: Backend>(ctx: &Ctx<B>) -> CaseResult {
+    let [_, other] = sides(ctx, Sides::TwoDevices)?;
+    let barrier = PeerBarrier::new(&[&ctx.device], 1).map_err(err)?;
+    let kernel = other.module.kernel("xbc_multi_gpu_timeout").map_err(err)?;
+    let flag = ctx.device.alloc_peer::<u64>(1, &[]).map_err(err)?;
+    let report = other.device.alloc::<u64>(8).map_err(err)?;
+    let args = [barrier.arg(), LaunchArg::peer(&flag), LaunchArg::buffer(&report), 1u32.into(), 0u64.into()];
+    // SAFETY: as in `timeout`; the launch is refused before the kernel runs.
+    let result = match unsafe { Launch::start(&other.stream, &kernel, &LaunchConfig::new(1, 32), &args) } {
+        Err(xbarrier::Error::DeviceMismatch { what, found: 0, stream: 1, .. }) if what == "argument 1 (a buffer)" => {
+            Ok(Pass("a barrier of device 0 alone refused on device 1: DeviceMismatch".into()))
+        }
+        Err(e) => Err(format!("expected a device mismatch for argument 1, got {e}")),
+        Ok(launch) => {
+            let _ = launch.wait();
+            Err("a barrier that device 1 does not reach was launched there".into())
+        }
+    };
+    result
+}

@@ -1,0 +1,117 @@
+//! A barrier of system scope whose participants are kernels on several devices:
+//! [`PeerBarrier`].
+//!
+//! The barrier is `xb::barrier<xb::thread_scope_system>` in the shared form (one protocol
+//! word that every participant's atomics update), placed in the first device's memory, which
+//! the other devices reach as peers ([`PeerBuffer`]): kernels on every device run the same
+//! device code as for a barrier of system scope shared with host threads, and their atomics
+//! of system scope meet in one word across the link.
+
+use xbarrier_api::{Backend, Device, Error, LaunchArg, PeerBuffer, Result};
+
+use crate::system_barrier::fresh_object;
+
+/// A barrier of system scope for kernels on several devices at once: `cuda::barrier<
+/// cuda::thread_scope_system>`'s phases, tokens, `arrive_and_drop` and timed waits, with
+/// participants in grids on each device. A kernel takes it as an
+/// `xb::barrier<xb::thread_scope_system>*` (typed launchers take `&PeerBarrier<B>` for that
+/// parameter, on any of its devices); what a kernel writes before its arrival, in memory any
+/// of the devices reaches (a [`PeerBuffer`]), the others read after a wait for that phase.
+///
+/// The barrier lives in the first device's memory; every other device's kernels update it
+/// with atomics across the link, so each pair must have a peer path with native atomics
+/// (NVLink on NVIDIA; peer-to-peer PCIe or Infinity Fabric with atomics on AMD), or
+/// [`new`](Self::new) fails with [`Error::Unsupported`] naming what is missing. Host
+/// threads do not take part (the barrier is in device memory: [`crate::SystemBarrier`] is
+/// the one for host threads). Each device's kernels that take part must all run at once: a
+/// cooperative launch per device, on a stream of that device.
+///
+/// ```
+/// # fn main() -> xbarrier::Result<()> {
+/// use xbarrier::{Device, Host, Launch, LaunchArg, LaunchConfig, PeerBarrier};
+/// // The host backend's two devices stand in for two GPUs.
+/// let devices = [Device::<Host>::open(0)?, Device::<Host>::open(1)?];
+/// let bundle = xbarrier_conformance::bundle()?;
+/// // One thread on each device; the barrier lives in device 0's memory, and `flag` in
+/// // device 1's, which device 0's kernel writes.
+/// let barrier = PeerBarrier::new(&[&devices[0], &devices[1]], 2)?;
+/// let flag = devices[1].alloc_peer::<u64>(1, &[&devices[0]])?;
+/// std::thread::scope(|s| {
+///     let sides: Vec<_> = (0..2u32)
+///         .map(|side| {
+///             let (device, barrier, flag, bundle) = (&devices[side as usize], &barrier, &flag, &bundle);
+///             s.spawn(move || -> xbarrier::Result<()> {
+///                 let kernel = device.load(bundle)?.kernel("xbc_multi_gpu_timeout")?;
+///                 let stream = device.stream()?;
+///                 let report = device.alloc::<u64>(8)?;
+///                 let args = [barrier.arg(), LaunchArg::peer(flag), LaunchArg::buffer(&report), side.into(), 1_000_000u64.into()];
+///                 // SAFETY: xbc_multi_gpu_timeout(system_barrier*, uint64_t* flag,
+///                 // unsigned long long* report, unsigned side, unsigned long long timeout_ns).
+///                 unsafe { Launch::start(&stream, &kernel, &LaunchConfig::new(1, 32), &args)? }.wait()?;
+///                 assert_eq!(report.download()?[0], 0, "side 0's timed wait saw the phase complete early");
+///                 Ok(())
+///             })
+///         })
+///         .collect();
+///     sides.into_iter().try_for_each(|side| side.join().expect("no panic"))
+/// })?;
+/// assert!(PeerBarrier::new(&[&devices[0]], 0).is_err(), "at least one arrival per phase");
+/// # Ok(()) }
+/// ```
+pub struct PeerBarrier<B: Backend> {
+    memory: PeerBuffer<B, u64>,
+    checked: bool,
+    max: u64,
+    expected: u64,
+}
+
+impl<B: Backend> PeerBarrier<B> {
+    /// A barrier expecting `expected` arrivals per phase from kernels on `devices`, in the
+    /// memory of `devices[0]`, which the others reach as peers. The same device may be
+    /// named more than once (several streams of one GPU need no peer path).
+    ///
+    /// Errors: [`Error::InvalidArgument`] for no device or `expected` outside `1..=max()`;
+    /// [`Error::Unsupported`] where a device cannot reach the first one's memory with native
+    /// atomics (the message says which property is missing), or this build has no host
+    /// side to lay the barrier out with (as [`crate::SystemBarrier::new`]).
+    pub fn new(devices: &[&Device<B>], expected: u64) -> Result<PeerBarrier<B>> {
+        const CALL: &str = "PeerBarrier::new";
+        let Some((first, peers)) = devices.split_first() else {
+            return Err(Error::InvalidArgument { call: CALL, reason: "no device to place the barrier on".into() });
+        };
+        let object = fresh_object::<B>(CALL, expected)?;
+        let mut memory = first.alloc_peer::<u64>(object.words.len(), peers)?;
+        memory.write_at(0, &object.words)?;
+        Ok(PeerBarrier { memory, checked: object.checked, max: object.max, expected })
+    }
+
+    /// The ordinals of the devices whose kernels may take part, the one whose memory holds
+    /// the barrier first.
+    pub fn devices(&self) -> &[usize] {
+        self.memory.devices()
+    }
+
+    /// The arrivals each phase expects, as made (before any `arrive_and_drop`).
+    pub fn expected(&self) -> u64 {
+        self.expected
+    }
+
+    /// The largest expected count a barrier of system scope can hold (`barrier::max()`).
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// Whether its layout is checked code's ([`crate::CHECKED`]); kernels that take it must
+    /// be built the same way, which a launch checks.
+    pub fn checked(&self) -> bool {
+        self.checked
+    }
+
+    /// The argument for a kernel's `xb::barrier<xb::thread_scope_system>*` parameter, on a
+    /// stream of any of its devices: the launch refuses another device
+    /// ([`Error::DeviceMismatch`]) and a kernel built checked where the barrier is not, or
+    /// the reverse ([`Error::InvalidArgument`]).
+    pub fn arg(&self) -> LaunchArg<'_, B> {
+        LaunchArg::peer(&self.memory).for_checked(self.checked)
+    }
+}
