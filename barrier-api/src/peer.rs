@@ -2,12 +2,8 @@
 //! ([`PeerBuffer`]): where a barrier whose participants run on several GPUs lives, and the
 //! data they hand each other through it.
 
-use std::marker::PhantomData;
-use std::sync::Arc;
-
-use crate::device::{as_bytes, as_bytes_mut};
 use crate::tracking::InFlight;
-use crate::{Backend, Device, DeviceCopy, Error, KernelArg, Result};
+use crate::{Backend, Buffer, Device, DeviceCopy, Error, KernelArg, Result};
 
 /// `len` elements of `T` in one device's memory that kernels of that device and of its peers
 /// ([`Device::alloc_peer`]) use at the same time, with atomics of system scope that all of
@@ -31,16 +27,11 @@ use crate::{Backend, Device, DeviceCopy, Error, KernelArg, Result};
 /// # Ok(()) }
 /// ```
 pub struct PeerBuffer<B: Backend, T: DeviceCopy> {
+    /// The memory, on its own device: its host access and drop wait for every launch that
+    /// used it, on whichever device.
+    buffer: Buffer<B, T>,
     /// The devices whose kernels may use it: its own first, then its peers.
     reach: Vec<usize>,
-    /// The launches that used it, on any of those devices.
-    in_flight: InFlight<B>,
-    memory: B::Memory,
-    /// The device whose memory it is; kept alive until the memory is freed (fields drop in
-    /// order).
-    device: Arc<B::Device>,
-    len: usize,
-    _t: PhantomData<T>,
 }
 
 impl<B: Backend> Device<B> {
@@ -54,35 +45,29 @@ impl<B: Backend> Device<B> {
     /// be named), [`Error::InvalidArgument`] when `len` elements overflow `usize` bytes,
     /// [`Error::OutOfMemory`].
     pub fn alloc_peer<T: DeviceCopy>(&self, len: usize, peers: &[&Device<B>]) -> Result<PeerBuffer<B, T>> {
-        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| Error::InvalidArgument {
+        // Before any peer access is enabled: a length that cannot be allocated changes nothing.
+        len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| Error::InvalidArgument {
             call: "alloc_peer",
             reason: format!("{len} elements of {} bytes overflow usize", std::mem::size_of::<T>()),
         })?;
         for peer in peers {
             B::enable_peer_access(self.raw(), peer.raw())?;
         }
-        let memory = B::alloc(self.raw(), bytes.max(1))?;
+        let buffer = self.alloc::<T>(len)?;
         let mut reach = vec![self.info().ordinal];
         reach.extend(peers.iter().map(|p| p.info().ordinal).filter(|o| *o != self.info().ordinal));
-        Ok(PeerBuffer {
-            reach,
-            in_flight: InFlight::new(),
-            memory,
-            device: self.raw_arc().clone(),
-            len,
-            _t: PhantomData,
-        })
+        Ok(PeerBuffer { buffer, reach })
     }
 }
 
 impl<B: Backend, T: DeviceCopy> PeerBuffer<B, T> {
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.len
+        self.buffer.len()
     }
     /// Whether it has no elements.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.buffer.is_empty()
     }
     /// The ordinal of the device whose memory it is.
     pub fn device_ordinal(&self) -> usize {
@@ -98,54 +83,31 @@ impl<B: Backend, T: DeviceCopy> PeerBuffer<B, T> {
     }
     /// Its address, the same on every device that reaches it, as a kernel argument.
     pub fn arg(&self) -> KernelArg {
-        KernelArg::Ptr(B::address(&self.memory))
+        self.buffer.arg()
     }
     /// Overwrites elements `offset..offset + data.len()`, after every launch that used it.
     pub fn write_at(&mut self, offset: usize, data: &[T]) -> Result<()> {
-        self.check_range("PeerBuffer::write", offset, data.len())?;
-        self.in_flight.before_host_access()?;
-        B::write(&self.device, &mut self.memory, offset * std::mem::size_of::<T>(), as_bytes(data))
+        self.buffer.write_at(offset, data)
     }
     /// Reads elements `offset..offset + out.len()` into `out`, after every launch that used it.
     pub fn read_at(&self, offset: usize, out: &mut [T]) -> Result<()> {
-        self.check_range("PeerBuffer::read", offset, out.len())?;
-        self.in_flight.before_host_access()?;
-        B::read(&self.device, &self.memory, offset * std::mem::size_of::<T>(), as_bytes_mut(out))
+        self.buffer.read_at(offset, out)
     }
     /// Copies the whole buffer to the host, after every launch that used it.
     pub fn download(&self) -> Result<Vec<T>>
     where
         T: Default,
     {
-        let mut out = vec![T::default(); self.len];
-        self.read_at(0, &mut out)?;
-        Ok(out)
-    }
-    fn check_range(&self, call: &'static str, offset: usize, count: usize) -> Result<()> {
-        match offset.checked_add(count) {
-            Some(end) if end <= self.len => Ok(()),
-            _ => Err(Error::InvalidArgument {
-                call,
-                reason: format!("elements {offset}..{offset}+{count} of a buffer of {}", self.len),
-            }),
-        }
+        self.buffer.download()
     }
 
     /// The error of a launch that used this memory and failed, if any is known now (never
     /// waits).
     pub fn failed_use(&self) -> Option<String> {
-        self.in_flight.failure()
+        self.buffer.in_flight().failure()
     }
 
     pub(crate) fn in_flight(&self) -> &InFlight<B> {
-        &self.in_flight
-    }
-}
-
-impl<B: Backend, T: DeviceCopy> Drop for PeerBuffer<B, T> {
-    /// Waits for every launch that used the memory, on any device, before freeing it (a
-    /// failed wait, a broken context, frees it anyway).
-    fn drop(&mut self) {
-        let _ = self.in_flight.before_host_access();
+        self.buffer.in_flight()
     }
 }

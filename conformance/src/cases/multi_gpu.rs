@@ -59,6 +59,17 @@ fn sides<B: Backend>(ctx: &Ctx<B>, sides: Sides) -> Result<[Side<B>; 2], String>
     Ok([first, Side { device, module, stream }])
 }
 
+/// Runs side 1 on a thread of its own and side 0 on this one: the host backend's launches
+/// return at their end, and each side's kernel waits for the other's.
+fn on_both_sides(run_side: impl Fn(usize) -> Result<(), String> + Sync) -> Result<(), String> {
+    std::thread::scope(|s| {
+        let second = s.spawn(|| run_side(1));
+        let first = run_side(0);
+        let second = second.join().unwrap_or_else(|_| Err("the second side's thread panicked".into()));
+        first.and(second)
+    })
+}
+
 const BLOCKS: u32 = 2;
 const THREADS: u32 = 64;
 
@@ -103,14 +114,7 @@ fn exchange<B: Backend>(ctx: &Ctx<B>, where_: Sides, drop_side: Option<u32>) -> 
             .and_then(|l| l.wait())
             .map_err(|e| format!("side {s}: xbc_multi_gpu_exchange: {e}"))
     };
-    // One host thread per side: the host backend's launches return at their end, and each
-    // side's kernel waits for the other's.
-    std::thread::scope(|s| {
-        let second = s.spawn(|| run_side(1));
-        let first = run_side(0);
-        let second = second.join().unwrap_or_else(|_| Err("the second side's thread panicked".into()));
-        first.and(second)
-    })?;
+    on_both_sides(run_side)?;
     for (s, report) in reports.iter().enumerate() {
         check_report(report, &format!("side {s} reading side {}'s data", 1 - s))?;
     }
@@ -149,12 +153,7 @@ fn timeout<B: Backend>(ctx: &Ctx<B>, where_: Sides) -> CaseResult {
             .and_then(|l| l.wait())
             .map_err(|e| format!("side {s}: xbc_multi_gpu_timeout: {e}"))
     };
-    std::thread::scope(|s| {
-        let second = s.spawn(|| run_side(1));
-        let first = run_side(0);
-        let second = second.join().unwrap_or_else(|_| Err("the second side's thread panicked".into()));
-        first.and(second)
-    })?;
+    on_both_sides(run_side)?;
     check_report(&reports[0], "side 0's try_wait_for on a phase side 1 had not arrived in")?;
     Ok(Pass(format!("timed out after {limit:?} across the two sides; completed by the held-back arrival")))
 }
