@@ -10,6 +10,7 @@
 use xbarrier_api::{Backend, Device, Error, LaunchArg, PeerBuffer, Result};
 
 use crate::system_barrier::fresh_object;
+use crate::SystemBarrierArg;
 
 /// A barrier of system scope for kernels on several devices at once: `cuda::barrier<
 /// cuda::thread_scope_system>`'s phases, tokens, `arrive_and_drop` and timed waits, with
@@ -79,7 +80,10 @@ impl<B: Backend> PeerBarrier<B> {
         let Some((first, peers)) = devices.split_first() else {
             return Err(Error::InvalidArgument { call: CALL, reason: "no device to place the barrier on".into() });
         };
-        let object = fresh_object::<B>(CALL, expected)?;
+        let object = fresh_object::<B>(CALL, expected).map_err(|e| match e {
+            Error::Unsupported { backend, reason, .. } => Error::Unsupported { backend, what: "PeerBarrier", reason },
+            e => e,
+        })?;
         let mut memory = first.alloc_peer::<u64>(object.words.len(), peers)?;
         memory.write_at(0, &object.words)?;
         Ok(PeerBarrier { memory, checked: object.checked, max: object.max, expected })
@@ -113,5 +117,11 @@ impl<B: Backend> PeerBarrier<B> {
     /// the reverse ([`Error::InvalidArgument`]).
     pub fn arg(&self) -> LaunchArg<'_, B> {
         LaunchArg::peer(&self.memory).for_checked(self.checked)
+    }
+}
+
+impl<'b, B: Backend> SystemBarrierArg<'b, B> for &'b PeerBarrier<B> {
+    fn launch_arg(self) -> LaunchArg<'b, B> {
+        self.arg()
     }
 }

@@ -492,12 +492,6 @@ impl<'b, B: Backend> SystemBarrierArg<'b, B> for &'b SystemBarrier<B> {
     }
 }
 
-impl<'b, B: Backend> SystemBarrierArg<'b, B> for &'b crate::PeerBarrier<B> {
-    fn launch_arg(self) -> LaunchArg<'b, B> {
-        self.arg()
-    }
-}
-
 /// The C++ side (hip-src/host/system_barrier.cpp), where this build has it.
 mod shim {
     use std::ffi::c_void;

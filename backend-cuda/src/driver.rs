@@ -234,6 +234,51 @@ pub(crate) unsafe fn elapsed_ms(start: sys::CUevent, end: sys::CUevent) -> Resul
     }
 }
 
+type FunctionCountFn = unsafe extern "C" fn(*mut std::ffi::c_uint, sys::CUmodule) -> sys::CUresult;
+type EnumerateFunctionsFn =
+    unsafe extern "C" fn(*mut sys::CUfunction, std::ffi::c_uint, sys::CUmodule) -> sys::CUresult;
+type FunctionLoadFn = unsafe extern "C" fn(sys::CUfunction) -> sys::CUresult;
+
+/// Loads every kernel of `module` now, where the driver has the calls for it
+/// (`cuModuleGetFunctionCount`, `cuModuleEnumerateFunctions`, `cuFuncLoad`); elsewhere the
+/// module stays as the driver loaded it.
+///
+/// CUDA loads a module's kernels lazily by default, at their first lookup or launch, and
+/// that loading may wait for the kernels running in the context. Kernels of one barrier on
+/// two streams of a device (or of two devices) wait for each other, so a kernel loaded
+/// while the other one runs would never start.
+///
+/// # Safety
+/// `module` must be a live module of the current context.
+pub(crate) unsafe fn load_every_kernel(module: sys::CUmodule) -> Result<()> {
+    type Calls = (FunctionCountFn, EnumerateFunctionsFn, FunctionLoadFn);
+    static CALLS: OnceLock<Option<Calls>> = OnceLock::new();
+    let calls = CALLS.get_or_init(|| {
+        // SAFETY: only called on a live device, so the probe has loaded the library.
+        let lib = unsafe { sys::culib() };
+        // SAFETY: symbol lookups only; the signatures are the CUDA 12.4 driver API's.
+        unsafe {
+            Some((
+                *lib.get::<FunctionCountFn>(b"cuModuleGetFunctionCount").ok()?,
+                *lib.get::<EnumerateFunctionsFn>(b"cuModuleEnumerateFunctions").ok()?,
+                *lib.get::<FunctionLoadFn>(b"cuFuncLoad").ok()?,
+            ))
+        }
+    });
+    let Some((count_of, enumerate, load)) = *calls else { return Ok(()) };
+    let mut count = 0;
+    // SAFETY: the caller guarantees the module; `count` is a valid out-pointer.
+    unsafe { count_of(&mut count, module) }.result().call("cuModuleGetFunctionCount")?;
+    let mut functions: Vec<sys::CUfunction> = vec![std::ptr::null_mut(); count as usize];
+    // SAFETY: `functions` holds `count` slots for the driver to fill.
+    unsafe { enumerate(functions.as_mut_ptr(), count, module) }.result().call("cuModuleEnumerateFunctions")?;
+    for function in functions {
+        // SAFETY: a function the driver just listed for this module.
+        unsafe { load(function) }.result().call("cuFuncLoad")?;
+    }
+    Ok(())
+}
+
 /// A retained primary context of one device; released on drop.
 #[derive(Debug)]
 pub(crate) struct Context {

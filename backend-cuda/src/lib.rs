@@ -411,6 +411,12 @@ impl Backend for Cuda {
         // SAFETY: `copy` is a NUL-terminated, 8-aligned copy of the image; the driver
         // validates the contents and copies what it keeps.
         let raw = unsafe { result::module::load_data(copy.as_ptr().cast::<c_void>()) }.call("cuModuleLoadData")?;
+        // SAFETY: `raw` was just loaded in the current context.
+        if let Err(e) = unsafe { driver::load_every_kernel(raw) } {
+            // SAFETY: loaded above, used by nothing else yet.
+            let _ = unsafe { result::module::unload(raw) };
+            return Err(e);
+        }
         let mut module = ModuleInner {
             ctx: device.ctx.clone(),
             raw,

@@ -1025,6 +1025,32 @@ fn enable_directly(from: i32, to: i32) -> cudarc::driver::sys::CUresult {
 /// which is success), and a typed launch on device 1 takes the `PeerBuffer` and changes its
 /// data. A plain buffer of device 0 is still refused there, and peer access goes one way:
 /// device 0's kernels still cannot use device 1's memory.
+/// The peers' access lasts as long as the memory: a PeerBuffer keeps its peers' contexts, so
+/// a peer closed and opened again (the same primary context, never reset) still reaches it.
+#[test]
+fn peer_memory_keeps_its_peers_contexts() {
+    if !in_child() {
+        assert_all_released(&run_child("peer_memory_keeps_its_peers_contexts", &FULL, &[]));
+        return;
+    }
+    let device = open(0);
+    let mut shared = {
+        let other = open(1);
+        device.alloc_peer::<f32>(64, &[&other]).expect("alloc_peer")
+    };
+    shared.write_at(0, &[1.0f32; 64]).expect("write_at");
+    let other = open(1);
+    let add = other.load(&bundle("fake", KERNELS)).expect("load on device 1").kernel("add").expect("add");
+    let stream = other.stream().expect("stream on device 1");
+    let args = [LaunchArg::peer(&shared), LaunchArg::from(64u32), LaunchArg::from(0.5f32)];
+    // SAFETY: add(float* data, u32 n, f32 f); the memory holds 64 floats.
+    unsafe { Launch::start(&stream, &add, &LaunchConfig::new(1, 64), &args) }
+        .expect("launch on device 1")
+        .wait()
+        .expect("device 1 reopened still reaches the memory");
+    assert_eq!(shared.download().expect("download"), [1.5f32; 64]);
+}
+
 #[test]
 fn peer_memory_reaches_kernels_of_another_device() {
     if !in_child() {
@@ -1053,7 +1079,7 @@ fn peer_memory_reaches_kernels_of_another_device() {
     assert_eq!(shared.download().expect("download"), expected, "device 1's kernel wrote device 0's memory");
 
     // Enabled already: the driver says so, and the backend takes that as success.
-    let again = device.alloc_peer::<u32>(4, &[&other]).expect("alloc_peer again");
+    let mut again = device.alloc_peer::<u32>(4, &[&other]).expect("alloc_peer again");
     assert_eq!(
         logged("cuCtxEnablePeerAccess"),
         ["cuCtxEnablePeerAccess device 1 peer 0: 0", "cuCtxEnablePeerAccess device 1 peer 0: 704"]
@@ -1167,7 +1193,7 @@ fn a_stream_waits_for_an_event_of_another_device() {
         return;
     }
     let (device, other) = (open(0), open(1));
-    let shared = device.alloc_peer::<f32>(20, &[&other]).expect("alloc_peer");
+    let mut shared = device.alloc_peer::<f32>(20, &[&other]).expect("alloc_peer");
     let first = device.load(&bundle("fake", KERNELS)).expect("load on device 0");
     let second = other.load(&bundle("fake", KERNELS)).expect("load on device 1");
     let (spin, echo, add) = (first.kernel("spin"), first.kernel("echo"), second.kernel("add"));

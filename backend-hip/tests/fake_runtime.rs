@@ -446,7 +446,7 @@ fn peer_memory_reaches_kernels_of_another_device() {
     assert_eq!(shared.download().expect("download"), expected, "device 1's kernel wrote device 0's memory");
 
     // Enabled already: the runtime says so, and the backend takes that as success.
-    let again = device.alloc_peer::<u32>(4, &[&other]).expect("alloc_peer again");
+    let mut again = device.alloc_peer::<u32>(4, &[&other]).expect("alloc_peer again");
     assert_eq!(calls(c"hipDeviceEnablePeerAccess"), 2);
     assert_eq!(again.download().expect("download"), [0; 4]);
 

@@ -16,7 +16,8 @@ pub struct Settings {
     /// Checked builds: bound on every barrier wait (`XBAR_WAIT_TIMEOUT_MS`, default 10 s).
     pub wait_timeout: Duration,
     /// How many devices the backend offers (`XBAR_HOST_DEVICES`, default 2): stand-ins that
-    /// share the CPU's cores and memory, so that code written for several GPUs runs here.
+    /// share the CPU's cores and memory, so that code for several GPUs runs here (launching
+    /// each device's grid from a thread of its own: a launch returns at its end).
     pub devices: usize,
     /// Most kernel threads resident at once: each fiber stack is two memory mappings, and the
     /// process may hold `vm.max_map_count` of them (half of the rest is left for everything else).

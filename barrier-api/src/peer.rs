@@ -2,6 +2,8 @@
 //! ([`PeerBuffer`]): where a barrier whose participants run on several GPUs lives, and the
 //! data they hand each other through it.
 
+use std::sync::Arc;
+
 use crate::tracking::InFlight;
 use crate::{Backend, Buffer, Device, DeviceCopy, Error, KernelArg, Result};
 
@@ -32,6 +34,10 @@ pub struct PeerBuffer<B: Backend, T: DeviceCopy> {
     buffer: Buffer<B, T>,
     /// The devices whose kernels may use it: its own first, then its peers.
     reach: Vec<usize>,
+    /// The peers' handles: their access to the memory lasts as long as their contexts,
+    /// which a device closed and opened again would not have (CUDA resets a primary
+    /// context once its last handle is gone).
+    _peers: Vec<Arc<B::Device>>,
 }
 
 impl<B: Backend> Device<B> {
@@ -56,7 +62,7 @@ impl<B: Backend> Device<B> {
         let buffer = self.alloc::<T>(len)?;
         let mut reach = vec![self.info().ordinal];
         reach.extend(peers.iter().map(|p| p.info().ordinal).filter(|o| *o != self.info().ordinal));
-        Ok(PeerBuffer { buffer, reach })
+        Ok(PeerBuffer { buffer, reach, _peers: peers.iter().map(|p| p.raw_arc().clone()).collect() })
     }
 }
 
@@ -90,11 +96,14 @@ impl<B: Backend, T: DeviceCopy> PeerBuffer<B, T> {
         self.buffer.write_at(offset, data)
     }
     /// Reads elements `offset..offset + out.len()` into `out`, after every launch that used it.
-    pub fn read_at(&self, offset: usize, out: &mut [T]) -> Result<()> {
+    /// It takes the buffer mutably: a typed launch borrows it (shared, as kernels on several
+    /// devices use it at once) until the launch is known done, so no read overlaps one.
+    pub fn read_at(&mut self, offset: usize, out: &mut [T]) -> Result<()> {
         self.buffer.read_at(offset, out)
     }
-    /// Copies the whole buffer to the host, after every launch that used it.
-    pub fn download(&self) -> Result<Vec<T>>
+    /// Copies the whole buffer to the host, after every launch that used it (mutably, as
+    /// [`read_at`](Self::read_at)).
+    pub fn download(&mut self) -> Result<Vec<T>>
     where
         T: Default,
     {

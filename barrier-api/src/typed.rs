@@ -23,7 +23,8 @@ pub struct LaunchArg<'b, B: Backend> {
     /// memory that kernels use beside memory shared with host threads:
     /// [`LaunchArg::system_object`]).
     also: Option<(usize, &'b InFlight<B>)>,
-    /// The devices besides the memory's own whose kernels may use it ([`PeerBuffer`]).
+    /// The devices whose kernels may use the memory, where that is not only its own
+    /// ([`PeerBuffer`]; empty for every other argument).
     peers: &'b [usize],
     /// Memory shared with host threads and other kernels while the launch runs: other
     /// streams' work on it is not waited for.
@@ -208,7 +209,8 @@ pub struct Launch<'a, B: Backend> {
 
 impl<'a, B: Backend> Launch<'a, B> {
     /// Launches `kernel` on `stream` with `args`, after checking that the kernel and every
-    /// buffer belong to the stream's device ([`Error::DeviceMismatch`]); the configuration is
+    /// buffer belong to the stream's device, or, for a [`PeerBuffer`], that it reaches that
+    /// device ([`Error::DeviceMismatch`]); the configuration is
     /// checked as [`Stream::launch`] checks it.
     ///
     /// A buffer that another stream's unfinished work uses makes the launch wait for that

@@ -244,34 +244,37 @@ fn baseline<B: Backend>(sides: &[Side<'_, B>; 2], config: &Config, order: Order)
             counters[s].write_at(0, &[0])?;
             reports[s].write(&[0])?;
         }
-        let (counters, reports) = (&counters, &reports);
-        let phase = |p: u32| -> Result<()> {
-            for s in 0..2 {
-                let args = [counters[s].arg(), counters[1 - s].arg(), reports[s].arg(), p.into()];
-                // SAFETY: xbb_multi_gpu_step(unsigned long long* mine, const unsigned long long*
-                // theirs, unsigned long long* report, unsigned phase): one word each, which
-                // outlive the synchronizes that end the rep.
-                unsafe { sides[s].stream.launch(&kernels[s], &launch, &args)? };
-            }
-            match order {
-                Order::Synchronize => synchronize(),
-                Order::Events => {
-                    let ends = [sides[0].stream.record()?, sides[1].stream.record()?];
-                    sides[0].stream.wait_event(&ends[1])?;
-                    sides[1].stream.wait_event(&ends[0])
+        // The launches borrow the words; the checks below read them once that borrow ends.
+        let us = {
+            let (counters, reports) = (&counters, &reports);
+            let phase = |p: u32| -> Result<()> {
+                for s in 0..2 {
+                    let args = [counters[s].arg(), counters[1 - s].arg(), reports[s].arg(), p.into()];
+                    // SAFETY: xbb_multi_gpu_step(unsigned long long* mine, const unsigned long long*
+                    // theirs, unsigned long long* report, unsigned phase): one word each, which
+                    // outlive the synchronizes that end the rep.
+                    unsafe { sides[s].stream.launch(&kernels[s], &launch, &args)? };
                 }
+                match order {
+                    Order::Synchronize => synchronize(),
+                    Order::Events => {
+                        let ends = [sides[0].stream.record()?, sides[1].stream.record()?];
+                        sides[0].stream.wait_event(&ends[1])?;
+                        sides[1].stream.wait_event(&ends[0])
+                    }
+                }
+            };
+            for p in 0..WARMUP_PHASES {
+                phase(p)?;
             }
+            synchronize()?;
+            let start = Instant::now();
+            for p in WARMUP_PHASES..total {
+                phase(p)?;
+            }
+            synchronize()?;
+            per_phase_us(start, phases)
         };
-        for p in 0..WARMUP_PHASES {
-            phase(p)?;
-        }
-        synchronize()?;
-        let start = Instant::now();
-        for p in WARMUP_PHASES..total {
-            phase(p)?;
-        }
-        synchronize()?;
-        let us = per_phase_us(start, phases);
         for s in 0..2 {
             let (count, wrong) = (counters[s].download()?[0], reports[s].download()?[0]);
             if count != u64::from(total) || wrong != 0 {

@@ -95,6 +95,22 @@ fn skip_reason<B: Backend>(case: &Case<B>, ctx: &Ctx<B>) -> Option<String> {
                 B::KIND
             ));
         }
+        return missing_peer_path(ctx, case.devices);
+    }
+    None
+}
+
+/// Why devices `0..devices` cannot reach each other's memory with atomics, if they cannot:
+/// what the backend says when asked to enable it (Error::Unsupported; the peer access it
+/// enables is what the cases would enable first). Other errors are left to the case.
+fn missing_peer_path<B: Backend>(ctx: &Ctx<B>, devices: usize) -> Option<String> {
+    let others: Vec<xbarrier::Device<B>> = (1..devices).filter_map(|o| xbarrier::Device::<B>::open(o).ok()).collect();
+    for other in &others {
+        for (owner, peer) in [(&ctx.device, other), (other, &ctx.device)] {
+            if let Err(e @ Error::Unsupported { .. }) = B::enable_peer_access(owner.raw(), peer.raw()) {
+                return Some(format!("no peer path with atomics between the devices: {e} (set {REQUIRE_MULTI_GPU_VAR}=1 to fail instead)"));
+            }
+        }
     }
     None
 }

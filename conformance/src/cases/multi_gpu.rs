@@ -7,7 +7,9 @@
 
 use std::time::Duration;
 
-use xbarrier::{Backend, Buffer, Device, Launch, LaunchArg, LaunchConfig, Module, PeerBarrier, PeerBuffer, Stream};
+use xbarrier::{
+    Backend, Buffer, Device, Kernel, Launch, LaunchArg, LaunchConfig, Module, PeerBarrier, PeerBuffer, Stream,
+};
 
 use super::{Case, Suite};
 use crate::harness::{check_report, reps, CaseResult, Ctx, Pass, LAUNCH_LIMIT};
@@ -59,6 +61,13 @@ fn sides<B: Backend>(ctx: &Ctx<B>, sides: Sides) -> Result<[Side<B>; 2], String>
     Ok([first, Side { device, module, stream }])
 }
 
+/// Kernel `name` of each side's module, looked up before either side launches: CUDA may
+/// load a kernel at its lookup, which can wait for the kernels running on the device, and
+/// the other side's kernel would be waiting for this one.
+fn kernels<B: Backend>(sides: &[Side<B>; 2], name: &str) -> Result<[Kernel<B>; 2], String> {
+    Ok([sides[0].module.kernel(name).map_err(err)?, sides[1].module.kernel(name).map_err(err)?])
+}
+
 /// Runs side 1 on a thread of its own and side 0 on this one: the host backend's launches
 /// return at their end, and each side's kernel waits for the other's.
 fn on_both_sides(run_side: impl Fn(usize) -> Result<(), String> + Sync) -> Result<(), String> {
@@ -93,8 +102,9 @@ fn exchange<B: Backend>(ctx: &Ctx<B>, where_: Sides, drop_side: Option<u32>) -> 
     let config = LaunchConfig::new(BLOCKS, THREADS).timeout(LAUNCH_LIMIT);
     let config = if where_ == Sides::TwoDevices { config.cooperative() } else { config };
     let drop_side = drop_side.unwrap_or(2);
+    let kernels = kernels(&sides, "xbc_multi_gpu_exchange")?;
     let run_side = |s: usize| -> Result<(), String> {
-        let kernel = sides[s].module.kernel("xbc_multi_gpu_exchange").map_err(err)?;
+        let kernel = &kernels[s];
         let args = [
             barrier.arg(),
             LaunchArg::peer(&inbox[1 - s]),
@@ -110,7 +120,7 @@ fn exchange<B: Backend>(ctx: &Ctx<B>, where_: Sides, drop_side: Option<u32>) -> 
         // in, unsigned long long* report, unsigned phases, unsigned side, unsigned sides,
         // unsigned drop_side, unsigned drop_at); `out` and `in` hold 2 * K slots, K being
         // the grid's threads, and `report` 8 words.
-        unsafe { Launch::start(&sides[s].stream, &kernel, &config, &args) }
+        unsafe { Launch::start(&sides[s].stream, kernel, &config, &args) }
             .and_then(|l| l.wait())
             .map_err(|e| format!("side {s}: xbc_multi_gpu_exchange: {e}"))
     };
@@ -138,8 +148,9 @@ fn timeout<B: Backend>(ctx: &Ctx<B>, where_: Sides) -> CaseResult {
         sides.iter().map(|s| s.device.alloc::<u64>(8)).collect::<Result<_, _>>().map_err(err)?;
     let limit = Duration::from_millis(20);
     let config = LaunchConfig::new(1, 32).timeout(LAUNCH_LIMIT);
+    let kernels = kernels(&sides, "xbc_multi_gpu_timeout")?;
     let run_side = |s: usize| -> Result<(), String> {
-        let kernel = sides[s].module.kernel("xbc_multi_gpu_timeout").map_err(err)?;
+        let kernel = &kernels[s];
         let args = [
             barrier.arg(),
             LaunchArg::peer(&flag),
@@ -149,13 +160,19 @@ fn timeout<B: Backend>(ctx: &Ctx<B>, where_: Sides) -> CaseResult {
         ];
         // SAFETY: xbc_multi_gpu_timeout(system_barrier* bar, uint64_t* flag, unsigned long
         // long* report, unsigned side, unsigned long long timeout_ns); `report` holds 8 words.
-        unsafe { Launch::start(&sides[s].stream, &kernel, &config, &args) }
+        unsafe { Launch::start(&sides[s].stream, kernel, &config, &args) }
             .and_then(|l| l.wait())
             .map_err(|e| format!("side {s}: xbc_multi_gpu_timeout: {e}"))
     };
     on_both_sides(run_side)?;
-    check_report(&reports[0], "side 0's try_wait_for on a phase side 1 had not arrived in")?;
-    Ok(Pass(format!("timed out after {limit:?} across the two sides; completed by the held-back arrival")))
+    let report = check_report(&reports[0], "side 0's try_wait_for on a phase side 1 had not arrived in")?;
+    let waited = Duration::from_nanos(report[4]);
+    if waited < limit {
+        return Err(format!("try_wait_for returned false after {waited:?}, before its timeout of {limit:?}"));
+    }
+    Ok(Pass(format!(
+        "timed out after {waited:?} (limit {limit:?}) across the two sides; completed by the held-back arrival"
+    )))
 }
 
 /// A barrier made for device 0 alone is refused on device 1's stream before anything runs.

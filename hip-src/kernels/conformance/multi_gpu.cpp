@@ -47,13 +47,15 @@ XB_KERNEL void xbc_multi_gpu_exchange(system_barrier* bar, unsigned* out, const 
 // One thread per device, two devices. Side 0 arrives and waits for phase 0 with a timeout
 // while side 1 holds its arrival back until side 0 raises `flag` (memory of side 1), which
 // side 0 does only once its timed wait has ended: so the timed wait must time out
-// (report[0] counts it if not); then side 0 waits on the phase's parity, which side 1's
-// arrival completes.
+// (report[0] counts it if not; report[4] gets the nanoseconds it took); then side 0 waits
+// on the phase's parity, which side 1's arrival completes.
 XB_KERNEL void xbc_multi_gpu_timeout(system_barrier* bar, uint64_t* flag, unsigned long long* report, unsigned side,
                                      unsigned long long timeout_ns) {
   if (xbc::global_thread() != 0) return;
   if (side == 0) {
+    const uint64_t start = xb::clock_ns();
     const bool completed = bar->try_wait_for(bar->arrive(), xb::nanoseconds(int64_t(timeout_ns)));
+    report[4] = xb::clock_ns() - start;
     xbc::expect_eq(report, 0, completed, 0);
     xb::detail::platform::store<xb::detail::mem_scope::system>(flag, 1, xb::detail::mem_order::release);
     bar->wait_parity(false);
