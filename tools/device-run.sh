@@ -70,7 +70,7 @@ fi
 RACECHECK_SKIP=(--skip producer_consumer_ring_100k_stages --skip completion_ --skip arrive_and_drop)
 # Every sanitizer skips the cases whose kernels of two launches meet at one barrier
 # (docs/multi-gpu.md): each waits for the other, so a tool that ran launches one at a time
-# would hold them both forever (memcheck ran them at once; the other tools are untried).
+# would hold them both forever (docs/multi-gpu.md says which tools were tried).
 CONCURRENT_SKIP=(--skip peer_one_device --skip multi_gpu)
 SYNCCHECK_SKIP=(--skip completion_ --skip arrive_and_drop)
 for pair in ${SANITIZERS-memcheck:cuda racecheck:cuda synccheck:cuda memcheck:cuda-emulated synccheck:cuda-emulated memcheck:cuda-grouped synccheck:cuda-grouped}; do

@@ -269,6 +269,9 @@ pub(crate) unsafe fn load_every_kernel(module: sys::CUmodule) -> Result<()> {
     let mut count = 0;
     // SAFETY: the caller guarantees the module; `count` is a valid out-pointer.
     unsafe { count_of(&mut count, module) }.result().call("cuModuleGetFunctionCount")?;
+    if count == 0 {
+        return Ok(());
+    }
     let mut functions: Vec<sys::CUfunction> = vec![std::ptr::null_mut(); count as usize];
     // SAFETY: `functions` holds `count` slots for the driver to fill.
     unsafe { enumerate(functions.as_mut_ptr(), count, module) }.result().call("cuModuleEnumerateFunctions")?;

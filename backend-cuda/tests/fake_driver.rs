@@ -1020,11 +1020,6 @@ fn enable_directly(from: i32, to: i32) -> cudarc::driver::sys::CUresult {
     }
 }
 
-/// Memory of device 0 that kernels on device 1 use ([`Device::alloc_peer`]): device 1's
-/// context enables peer access to device 0's once (a second allocation finds it enabled,
-/// which is success), and a typed launch on device 1 takes the `PeerBuffer` and changes its
-/// data. A plain buffer of device 0 is still refused there, and peer access goes one way:
-/// device 0's kernels still cannot use device 1's memory.
 /// The peers' access lasts as long as the memory: a PeerBuffer keeps its peers' contexts, so
 /// a peer closed and opened again (the same primary context, never reset) still reaches it.
 #[test]
@@ -1051,6 +1046,11 @@ fn peer_memory_keeps_its_peers_contexts() {
     assert_eq!(shared.download().expect("download"), [1.5f32; 64]);
 }
 
+/// Memory of device 0 that kernels on device 1 use ([`Device::alloc_peer`]): device 1's
+/// context enables peer access to device 0's once (a second allocation finds it enabled,
+/// which is success), and a typed launch on device 1 takes the `PeerBuffer` and changes its
+/// data. A plain buffer of device 0 is still refused there, and peer access goes one way:
+/// device 0's kernels still cannot use device 1's memory.
 #[test]
 fn peer_memory_reaches_kernels_of_another_device() {
     if !in_child() {

@@ -97,7 +97,8 @@ impl<B: Backend, T: DeviceCopy> PeerBuffer<B, T> {
     }
     /// Reads elements `offset..offset + out.len()` into `out`, after every launch that used it.
     /// It takes the buffer mutably: a typed launch borrows it (shared, as kernels on several
-    /// devices use it at once) until the launch is known done, so no read overlaps one.
+    /// devices use it at once) until the launch is known done, so no read overlaps a launch
+    /// starting on another thread, nor holds its tracking while that launch starts.
     pub fn read_at(&mut self, offset: usize, out: &mut [T]) -> Result<()> {
         self.buffer.read_at(offset, out)
     }
