@@ -40,6 +40,12 @@
  *         does, and the context stays broken.
  *   A kernel's error (a pointer outside its context's memory: CUDA_ERROR_ILLEGAL_ADDRESS,
  *   the watchdog) is sticky: every later call of the context returns it.
+ * - Lazy loading (the driver's default since CUDA 12.2): a module's kernels start unloaded,
+ *   and the first launch of an unloaded kernel loads it, which first waits for all work of
+ *   its context, other streams' included (loading may synchronize the context, so a kernel
+ *   that waits for one not yet loaded never ends). cuModuleGetFunctionCount,
+ *   cuModuleEnumerateFunctions (in the order of the image) and cuFuncLoad (no wait) load
+ *   them ahead; cuFuncIsLoaded answers either state.
  * - Dynamic shared memory: up to 48 KiB less the kernel's static shared memory, or what
  *   cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) set last;
  *   cooperative launches need the device attribute and at most 32 resident blocks per SM
@@ -289,6 +295,7 @@ struct function {
   int behaviour;
   char name[64];
   int max_dynamic_shared;
+  int loaded; /* lazy loading: set by cuFuncLoad or the first launch */
 };
 
 enum { MAX_NAMES = 16 };
@@ -906,6 +913,48 @@ CUresult cuModuleGetFunction(struct function** out, struct module* module, const
   API(get_function(out, module, name));
 }
 
+static CUresult function_count(unsigned* count, struct module* module) {
+  NEED_INIT;
+  struct module* m = find(module, MODULE);
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  if (!count) return CUDA_ERROR_INVALID_VALUE;
+  *count = (unsigned)m->nfunctions;
+  return CUDA_SUCCESS;
+}
+CUresult cuModuleGetFunctionCount(unsigned* count, struct module* module) { API(function_count(count, module)); }
+
+static CUresult enumerate_functions(struct function** out, unsigned n, struct module* module) {
+  NEED_INIT;
+  struct module* m = find(module, MODULE);
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned i = 0; i < n && i < (unsigned)m->nfunctions; i++) out[i] = m->functions[i];
+  return CUDA_SUCCESS;
+}
+CUresult cuModuleEnumerateFunctions(struct function** out, unsigned n, struct module* module) {
+  API(enumerate_functions(out, n, module));
+}
+
+static CUresult func_load(struct function* function) {
+  NEED_INIT;
+  struct function* f = find(function, FUNCTION);
+  if (!f) return CUDA_ERROR_INVALID_HANDLE;
+  if (!f->loaded) note("cuFuncLoad %s", f->name);
+  f->loaded = 1;
+  return CUDA_SUCCESS;
+}
+CUresult cuFuncLoad(struct function* function) { API(func_load(function)); }
+
+static CUresult func_is_loaded(int* state, struct function* function) {
+  NEED_INIT;
+  struct function* f = find(function, FUNCTION);
+  if (!f) return CUDA_ERROR_INVALID_HANDLE;
+  if (!state) return CUDA_ERROR_INVALID_VALUE;
+  *state = f->loaded; /* CU_FUNCTION_LOADING_STATE_UNLOADED 0, LOADED 1 */
+  return CUDA_SUCCESS;
+}
+CUresult cuFuncIsLoaded(int* state, struct function* function) { API(func_is_loaded(state, function)); }
+
 static CUresult get_global(CUdeviceptr* ptr, size_t* bytes, struct module* module, const char* name) {
   NEED_INIT;
   struct module* m = find(module, MODULE);
@@ -998,6 +1047,12 @@ static CUresult launch(struct function* function, const unsigned grid[3], const 
     if (!devices[current->device].cooperative) return CUDA_ERROR_NOT_SUPPORTED;
     if (blocks > per_sm * (uint64_t)devices[current->device].multiprocessors)
       return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+  }
+  if (!f->loaded) {
+    note("lazy load %s: waits for the context's work", f->name);
+    CUresult r = wait_context(current, 1);
+    if (r) return r;
+    f->loaded = 1;
   }
   uint64_t duration = 5000;
   if (f->behaviour == SPIN) memcpy(&duration, params[0], 8);

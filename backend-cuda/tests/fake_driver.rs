@@ -809,6 +809,35 @@ fn typed_launches_check_devices_and_wait_when_dropped() {
     stream.synchronize().expect("each fault is reported once");
 }
 
+/// The driver loads kernels lazily, and loading one may wait for all the context's work, so
+/// a kernel launched while another waits for it could never start. Loading a module loads
+/// all its kernels: a launch on a second stream does not wait for the first stream's work.
+#[test]
+fn kernels_are_loaded_with_their_module() {
+    if !in_child() {
+        assert_all_released(&run_child("kernels_are_loaded_with_their_module", &FULL, &[]));
+        return;
+    }
+    let device = open(0);
+    let module = device.load(&bundle("fake", KERNELS)).expect("load");
+    let loads = logged("cuFuncLoad");
+    assert!(loads.iter().any(|l| l.ends_with(" add")) && loads.iter().any(|l| l.ends_with(" spin")), "{}", log());
+    let (spin, add) = (module.kernel("spin").expect("spin"), module.kernel("add").expect("add"));
+    let (first, second) = (device.stream().expect("stream"), device.stream().expect("stream"));
+    let data = device.upload(&[1.0f32; 64]).expect("upload");
+    // SAFETY: spin(u64 ns) takes one u64.
+    unsafe { first.launch(&spin, &LaunchConfig::new(1, 1), &[200_000_000u64.into()]) }.expect("spin");
+    let started = Instant::now();
+    let args = [LaunchArg::buffer(&data), LaunchArg::from(64u32), LaunchArg::from(1.0f32)];
+    // SAFETY: add(float* data, u32 n, f32 f) with n within `data`.
+    let launch = unsafe { Launch::start(&second, &add, &LaunchConfig::new(1, 64), &args) }.expect("add");
+    let waited = started.elapsed();
+    assert!(waited < Duration::from_millis(100), "the add's launch waited {waited:?} for the spin");
+    launch.wait().expect("add");
+    first.synchronize().expect("spin");
+    assert!(logged("lazy load").is_empty(), "{}", log());
+}
+
 /// Buffers remember the stream work that used them last, so that the end of a typed launch's
 /// borrows (here `std::mem::forget` of its `Launch`) cannot let another stream's work overlap
 /// it: a launch or a copy on another stream waits for that work first.
