@@ -7,7 +7,8 @@
 //! case that needs more devices than the backend has (the `multi_gpu_*` cases) is reported
 //! ignored with the count, unless `XBAR_REQUIRE_MULTI_GPU=1`.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use libtest_mimic::Trial;
 use xbarrier::{visit_backends, Backend, BackendKind, BackendVisitor, Error, KernelBundle, Variant};
@@ -102,8 +103,15 @@ fn skip_reason<B: Backend>(case: &Case<B>, ctx: &Ctx<B>) -> Option<String> {
 
 /// Why devices `0..devices` cannot reach each other's memory with atomics, if they cannot:
 /// what the backend says when asked to enable it (Error::Unsupported; the peer access it
-/// enables is what the cases would enable first). Other errors are left to the case.
+/// enables is what the cases would enable first). Other errors are left to the case. Asked
+/// once per backend and device count: every case and variant shares the answer.
 fn missing_peer_path<B: Backend>(ctx: &Ctx<B>, devices: usize) -> Option<String> {
+    static ANSWERS: Mutex<BTreeMap<(BackendKind, usize), Option<String>>> = Mutex::new(BTreeMap::new());
+    let mut answers = ANSWERS.lock().unwrap_or_else(PoisonError::into_inner);
+    answers.entry((B::KIND, devices)).or_insert_with(|| probe_peer_path(ctx, devices)).clone()
+}
+
+fn probe_peer_path<B: Backend>(ctx: &Ctx<B>, devices: usize) -> Option<String> {
     let others: Vec<xbarrier::Device<B>> = (1..devices).filter_map(|o| xbarrier::Device::<B>::open(o).ok()).collect();
     for other in &others {
         for (owner, peer) in [(&ctx.device, other), (other, &ctx.device)] {
