@@ -2,12 +2,13 @@
 //! [`PeerBarrier`].
 //!
 //! The barrier is `xb::barrier<xb::thread_scope_system>` in the shared form (one protocol
-//! word that every participant's atomics update), placed in the first device's memory, which
-//! the other devices reach as peers ([`PeerBuffer`]): kernels on every device run the same
-//! device code as for a barrier of system scope shared with host threads, and their atomics
-//! of system scope meet in one word across the link.
+//! word that every participant's atomics update), placed in a [`PeerBuffer`]: the first
+//! device's memory, which the other devices reach as peers, or memory the system shares
+//! where they have no peer path with atomics. Kernels on every device run the same device
+//! code as for a barrier of system scope shared with host threads, and their atomics of
+//! system scope meet in one word.
 
-use xbarrier_api::{Backend, Device, Error, LaunchArg, PeerBuffer, Result};
+use xbarrier_api::{Backend, Device, Error, LaunchArg, PeerBuffer, PeerPlacement, Result};
 
 use crate::system_barrier::fresh_object;
 use crate::SystemBarrierArg;
@@ -19,13 +20,17 @@ use crate::SystemBarrierArg;
 /// parameter, on any of its devices); what a kernel writes before its arrival, in memory any
 /// of the devices reaches (a [`PeerBuffer`]), the others read after a wait for that phase.
 ///
-/// The barrier lives in the first device's memory; every other device's kernels update it
-/// with atomics across the link, so each pair must have a peer path with native atomics
-/// (NVLink on NVIDIA; peer-to-peer PCIe or Infinity Fabric with atomics on AMD), or
+/// The barrier lives in the first device's memory where every other device has a peer path
+/// to it with native atomics (NVLink on NVIDIA; peer-to-peer PCIe or Infinity Fabric with
+/// atomics on AMD), and their kernels update it across the link. Without one, it lives in
+/// memory the system shares ([`PeerPlacement::SystemMemory`]: managed memory that migrates
+/// between the devices, or host memory where every device's link to the CPU has atomics),
+/// which is correct on any such link and much slower; [`placement`](Self::placement) says
+/// which, and [`new_in`](Self::new_in) insists on one. Where neither is possible,
 /// [`new`](Self::new) fails with [`Error::Unsupported`] naming what is missing. Host
-/// threads do not take part (the barrier is in device memory: [`crate::SystemBarrier`] is
-/// the one for host threads). Each device's kernels that take part must all run at once: a
-/// cooperative launch per device, on a stream of that device.
+/// threads do not take part ([`crate::SystemBarrier`] is the one for host threads). Each
+/// device's kernels that take part must all run at once: a cooperative launch per device,
+/// on a stream of that device.
 ///
 /// ```
 /// # fn main() -> xbarrier::Result<()> {
@@ -68,25 +73,49 @@ pub struct PeerBarrier<B: Backend> {
 
 impl<B: Backend> PeerBarrier<B> {
     /// A barrier expecting `expected` arrivals per phase from kernels on `devices`, in the
-    /// memory of `devices[0]`, which the others reach as peers. The same device may be
+    /// memory of `devices[0]`, which the others reach as peers, or, where one cannot, in
+    /// memory the system shares ([`Device::alloc_peer`] chooses). The same device may be
     /// named more than once (several streams of one GPU need no peer path).
     ///
     /// Errors: [`Error::InvalidArgument`] for no device or `expected` outside `1..=max()`;
-    /// [`Error::Unsupported`] where a device cannot reach the first one's memory with native
-    /// atomics (the message says which property is missing), or this build has no host
-    /// side to lay the barrier out with (as [`crate::SystemBarrier::new`]).
+    /// [`Error::Unsupported`] where neither placement is possible (the message says which
+    /// property is missing for each), or this build has no host side to lay the barrier
+    /// out with (as [`crate::SystemBarrier::new`]).
     pub fn new(devices: &[&Device<B>], expected: u64) -> Result<PeerBarrier<B>> {
-        const CALL: &str = "PeerBarrier::new";
+        Self::place("PeerBarrier::new", None, devices, expected)
+    }
+
+    /// A barrier as [`new`](Self::new) makes, in `placement` only.
+    ///
+    /// Errors: as [`new`](Self::new), for that placement alone.
+    pub fn new_in(placement: PeerPlacement, devices: &[&Device<B>], expected: u64) -> Result<PeerBarrier<B>> {
+        Self::place("PeerBarrier::new_in", Some(placement), devices, expected)
+    }
+
+    fn place(
+        call: &'static str,
+        placement: Option<PeerPlacement>,
+        devices: &[&Device<B>],
+        expected: u64,
+    ) -> Result<PeerBarrier<B>> {
         let Some((first, peers)) = devices.split_first() else {
-            return Err(Error::InvalidArgument { call: CALL, reason: "no device to place the barrier on".into() });
+            return Err(Error::InvalidArgument { call, reason: "no device to place the barrier on".into() });
         };
-        let object = fresh_object::<B>(CALL, expected).map_err(|e| match e {
+        let object = fresh_object::<B>(call, expected).map_err(|e| match e {
             Error::Unsupported { backend, reason, .. } => Error::Unsupported { backend, what: "PeerBarrier", reason },
             e => e,
         })?;
-        let mut memory = first.alloc_peer::<u64>(object.words.len(), peers)?;
+        let mut memory = match placement {
+            Some(placement) => first.alloc_peer_in::<u64>(placement, object.words.len(), peers)?,
+            None => first.alloc_peer::<u64>(object.words.len(), peers)?,
+        };
         memory.write_at(0, &object.words)?;
         Ok(PeerBarrier { memory, checked: object.checked, max: object.max, expected })
+    }
+
+    /// Where it lies.
+    pub fn placement(&self) -> PeerPlacement {
+        self.memory.placement()
     }
 
     /// The ordinals of the devices whose kernels may take part, the one whose memory holds

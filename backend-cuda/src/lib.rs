@@ -57,6 +57,9 @@ use xbarrier_api::{Backend, BackendKind, DeviceInfo, Error, FaultRecord, KernelA
 use driver::{Check, Context};
 
 const BACKEND: BackendKind = BackendKind::Cuda;
+/// Where managed memory is shared concurrently, for errors that need it.
+const MANAGED_HINT: &str =
+    "managed memory is concurrent on Linux with sm_60 and later, not on Windows or under some virtualization";
 
 /// Name of the module global that holds a launch's barrier fault (an `xb_fault_record`).
 pub const FAULT_RECORD_SYMBOL: &str = "xb_fault_record_slot";
@@ -306,13 +309,26 @@ impl Backend for Cuda {
     /// where the device and the CPU may access it at once
     /// (`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`: Linux, sm_60 and later, where atomics
     /// of either side stay atomic for the other by migrating the page). Both have one
-    /// address for host and device.
-    fn alloc_system(device: &CudaDevice, bytes: usize) -> Result<CudaMemory> {
+    /// address for host and every device. With peers, every device must have the property:
+    /// pinned memory is mapped into every context (`CU_MEMHOSTALLOC_PORTABLE`), and managed
+    /// memory attached globally is migrated to whichever device touches it.
+    fn alloc_system(device: &CudaDevice, peers: &[&CudaDevice], bytes: usize) -> Result<CudaMemory> {
         use sys::CUdevice_attribute as A;
         device.ctx.bind()?;
         let size = bytes.max(1);
-        let native_atomics = attribute(device.ctx.device(), A::CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED)? != 0;
-        let concurrent_managed = attribute(device.ctx.device(), A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? != 0;
+        // The devices (ordinal, name) that lack `property`.
+        let lacking = |property| -> Result<Vec<String>> {
+            let mut lacking = Vec::new();
+            for d in std::iter::once(device).chain(peers.iter().copied()) {
+                if attribute(d.ctx.device(), property)? == 0 {
+                    lacking.push(format!("device {} ({}, {})", d.info.ordinal, d.info.name, d.info.arch));
+                }
+            }
+            Ok(lacking)
+        };
+        let without_atomics = lacking(A::CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED)?;
+        let without_managed = lacking(A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)?;
+        let (native_atomics, concurrent_managed) = (without_atomics.is_empty(), without_managed.is_empty());
         let out_of_memory = |e: DriverError, call: &'static str| match e {
             DriverError(sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY) => {
                 Error::OutOfMemory { backend: BACKEND, requested: bytes }
@@ -351,12 +367,21 @@ impl Backend for Cuda {
             return Err(Error::Unsupported {
                 backend: BACKEND,
                 what: "memory shared with host threads",
-                reason: format!(
-                    "{} ({}) reports neither CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED nor \
-                     CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS (managed memory is concurrent on Linux \
-                     with sm_60 and later, not on Windows or under some virtualization)",
-                    device.info.name, device.info.arch
-                ),
+                reason: if peers.is_empty() {
+                    format!(
+                        "{} ({}) reports neither CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED nor \
+                         CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS ({MANAGED_HINT})",
+                        device.info.name, device.info.arch
+                    )
+                } else {
+                    format!(
+                        "CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED is missing on {}, \
+                         CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS on {}; every device needs the same one of \
+                         the two ({MANAGED_HINT})",
+                        without_atomics.join(", "),
+                        without_managed.join(", ")
+                    )
+                },
             });
         };
         let memory = CudaMemory { ctx: device.ctx.clone(), ptr, bytes: size, pinned_host };

@@ -52,7 +52,10 @@
  *   (fewer for big blocks), else CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE.
  *
  * - Memory shared with host threads: device 0 reports CONCURRENT_MANAGED_ACCESS (device 1
- *   not) and HOST_NATIVE_ATOMIC_SUPPORTED where XBAR_FAKE_CUDA_HOST_ATOMICS=1;
+ *   too where XBAR_FAKE_CUDA_MANAGED=both) and HOST_NATIVE_ATOMIC_SUPPORTED where
+ *   XBAR_FAKE_CUDA_HOST_ATOMICS=1 (device 1 too where it is 2). Kernels of every device
+ *   with concurrent managed access use managed memory, and kernels of every context use
+ *   pinned memory allocated PORTABLE;
  *   cuMemAllocManaged and cuMemHostAlloc (mapped at the host address) hand out memory as
  *   cuMemAlloc does, freed by cuMemFree and cuMemFreeHost respectively. cuStreamQuery runs
  *   what has finished by now and answers CUDA_ERROR_NOT_READY while work remains.
@@ -72,7 +75,7 @@
  * Settings: XBAR_FAKE_CUDA_INIT ("no-device": cuInit fails with CUDA_ERROR_NO_DEVICE;
  * "error:N": with code N, one cudarc knows), XBAR_FAKE_CUDA_DEVICES (0 to 2, default 2: an
  * sm_90 with cooperative launch and an sm_80 without), XBAR_FAKE_CUDA_MEMORY_MIB (per
- * device, default 1024), XBAR_FAKE_CUDA_WATCHDOG_MS, XBAR_FAKE_CUDA_HOST_ATOMICS,
+ * device, default 1024), XBAR_FAKE_CUDA_WATCHDOG_MS, XBAR_FAKE_CUDA_HOST_ATOMICS, XBAR_FAKE_CUDA_MANAGED,
  * XBAR_FAKE_CUDA_PINNED_OFFSET (bytes cuMemHostGetDevicePointer adds to the host address:
  * a system without unified addressing), XBAR_FAKE_CUDA_P2P (the link between the two devices:
  * "full", the default, peer access with native atomics; "no-atomics", peer access whose
@@ -80,7 +83,7 @@
  * file that gets one line per notable call (cuInit, launches with their argument bytes,
  * cuFuncSetAttribute, the elapsed-time entry point used, errors of kernels, stream
  * destructions, the three peer access calls with their answers, stream waits for events
- * with the two devices) and, at exit
+ * with the two devices, kernel loads) and, at exit
  * after a cuInit, what was never released. */
 #include <pthread.h>
 #include <stdarg.h>
@@ -216,6 +219,12 @@ static __thread struct context* current;
 static int initialized;
 static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* CONCURRENT_MANAGED_ACCESS: device 0's; device 1's too with XBAR_FAKE_CUDA_MANAGED=both. */
+static int concurrent_managed(int device) {
+  const char* how = getenv("XBAR_FAKE_CUDA_MANAGED");
+  return devices[device].concurrent_managed || (how && !strcmp(how, "both"));
+}
+
 static int device_count(void) {
   long n = setting("XBAR_FAKE_CUDA_DEVICES", MAX_DEVICES);
   return n < 0 ? 0 : n > MAX_DEVICES ? MAX_DEVICES : (int)n;
@@ -271,6 +280,8 @@ struct memory {
   size_t size;
   int global; /* a module's global, freed with the module */
   int pinned_host; /* cuMemHostAlloc's: freed with cuMemFreeHost, not cuMemFree */
+  int managed;     /* cuMemAllocManaged's: kernels of every device with concurrent access reach it */
+  int portable;    /* pinned with CU_MEMHOSTALLOC_PORTABLE: kernels of every context reach it */
 };
 
 struct behaviour {
@@ -335,11 +346,17 @@ struct event {
   struct stream* stream;
 };
 
+/* Whether kernels of `ctx` may use memory `m`: memory of a context it reaches, managed memory
+ * where its device shares that concurrently, or portable pinned host memory. */
+static int uses(const struct context* ctx, const struct memory* m) {
+  return reaches(ctx, m->o.ctx) || (m->managed && concurrent_managed(ctx->device)) || m->portable;
+}
+
 /* The host address of device range ptr..+bytes; with `only`, memory its kernels may use. */
 static unsigned char* device_range(CUdeviceptr ptr, size_t bytes, struct context* only) {
   for (struct object* o = objects; o; o = o->next) {
     struct memory* m = (struct memory*)o;
-    if (o->kind != MEMORY || !o->live || (only && !reaches(only, o->ctx))) continue;
+    if (o->kind != MEMORY || !o->live || (only && !uses(only, m))) continue;
     uintptr_t base = (uintptr_t)m->base;
     if (ptr >= base && ptr - base <= m->size && bytes <= m->size - (ptr - base)) return (unsigned char*)(uintptr_t)ptr;
   }
@@ -586,8 +603,8 @@ static CUresult device_attribute(int* value, int attribute, CUdevice device) {
     case 16: *value = devices[device].multiprocessors; break;       /* MULTIPROCESSOR_COUNT */
     case 75: *value = devices[device].major; break;                 /* COMPUTE_CAPABILITY_MAJOR */
     case 76: *value = devices[device].minor; break;                 /* COMPUTE_CAPABILITY_MINOR */
-    case 86: *value = device == 0 && setting("XBAR_FAKE_CUDA_HOST_ATOMICS", 0); break; /* HOST_NATIVE_ATOMIC_SUPPORTED */
-    case 89: *value = devices[device].concurrent_managed; break;    /* CONCURRENT_MANAGED_ACCESS */
+    case 86: *value = setting("XBAR_FAKE_CUDA_HOST_ATOMICS", 0) > device; break; /* HOST_NATIVE_ATOMIC_SUPPORTED */
+    case 89: *value = concurrent_managed(device); break;            /* CONCURRENT_MANAGED_ACCESS */
     case 95: *value = devices[device].cooperative; break;           /* COOPERATIVE_LAUNCH */
     case 97: *value = devices[device].shared_optin; break;          /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
     default: return CUDA_ERROR_INVALID_VALUE;
@@ -742,9 +759,11 @@ CUresult cuMemFree_v2(CUdeviceptr ptr) { API(mem_free(ptr)); }
 static CUresult mem_alloc_managed(CUdeviceptr* ptr, size_t bytes, unsigned flags) {
   NEED_CONTEXT;
   if (!ptr || bytes == 0 || flags != 1 /* CU_MEM_ATTACH_GLOBAL */) return CUDA_ERROR_INVALID_VALUE;
-  if (!devices[current->device].concurrent_managed) return CUDA_ERROR_NOT_SUPPORTED;
+  if (!concurrent_managed(current->device)) return CUDA_ERROR_NOT_SUPPORTED;
   if (!fits(bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
-  *ptr = (uintptr_t)allocate(bytes, "cuMemAllocManaged")->base;
+  struct memory* m = allocate(bytes, "cuMemAllocManaged");
+  m->managed = 1;
+  *ptr = (uintptr_t)m->base;
   return CUDA_SUCCESS;
 }
 CUresult cuMemAllocManaged(CUdeviceptr* ptr, size_t bytes, unsigned flags) { API(mem_alloc_managed(ptr, bytes, flags)); }
@@ -756,6 +775,7 @@ static CUresult mem_host_alloc(void** ptr, size_t bytes, unsigned flags) {
   if (!fits(bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
   struct memory* m = allocate(bytes, "cuMemHostAlloc");
   m->pinned_host = 1;
+  m->portable = (flags & 1) != 0; /* CU_MEMHOSTALLOC_PORTABLE */
   *ptr = m->base;
   return CUDA_SUCCESS;
 }

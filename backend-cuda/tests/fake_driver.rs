@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use xbarrier_api::{
     Backend, BackendKind, BarrierOp, Device, DeviceCopy, Error, FaultKind, FaultRecord, KernelArg, KernelBundle,
-    Launch, LaunchArg, LaunchConfig, Result, SystemBuffer, Variant,
+    Launch, LaunchArg, LaunchConfig, PeerPlacement, Result, SystemBuffer, Variant,
 };
 use xbarrier_backend_cuda::Cuda;
 
@@ -1179,6 +1179,67 @@ fn peer_memory_needs_a_path_with_native_atomics() {
         refused("alloc_peer after peer access was enabled");
     }
     assert!(logged("cuMemAlloc").is_empty(), "nothing was allocated: {}", log());
+}
+
+/// Without a peer path with native atomics, `alloc_peer` places the memory where the
+/// system shares it with every device: managed memory where both devices access it
+/// concurrently, pinned host memory (mapped into every context) where both links to the CPU
+/// have native atomics. Kernels on both devices use it; `alloc_peer_in` insists on a
+/// placement; where neither is possible the error names what each one lacks.
+#[test]
+fn peer_memory_falls_back_to_memory_the_system_shares() {
+    const NAME: &str = "peer_memory_falls_back_to_memory_the_system_shares";
+    if !in_child() {
+        for (link, shared) in [("no-atomics", "managed"), ("none", "pinned"), ("none", "neither")] {
+            let settings = match shared {
+                "managed" => vec![("XBAR_FAKE_CUDA_MANAGED", "both")],
+                "pinned" => vec![("XBAR_FAKE_CUDA_HOST_ATOMICS", "2")],
+                _ => vec![("XBAR_FAKE_CUDA_HOST_ATOMICS", "1")],
+            };
+            let settings: Vec<_> =
+                [("XBAR_FAKE_CUDA_P2P", link), ("XBAR_EXPECT_SHARED", shared)].into_iter().chain(settings).collect();
+            assert_all_released(&run_child(NAME, &FULL, &settings));
+        }
+        return;
+    }
+    let shared = std::env::var("XBAR_EXPECT_SHARED").expect("the parent says what the system shares");
+    let (device, other) = (open(0), open(1));
+    if shared == "neither" {
+        match device.alloc_peer::<f32>(64, &[&other]) {
+            Err(Error::Unsupported { reason, .. }) => {
+                for named in [
+                    "no peer path: cuDeviceCanAccessPeer reports no peer path",
+                    "nor memory the system shares",
+                    "HOST_NATIVE_ATOMIC_SUPPORTED is missing on device 1 (Fake NVIDIA A30, sm_80), \
+                     CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS on device 1 (Fake NVIDIA A30, sm_80);",
+                ] {
+                    assert!(reason.contains(named), "{named:?} not in: {reason}");
+                }
+            }
+            Err(e) => panic!("expected Unsupported, got {e}"),
+            Ok(_) => panic!("device 1 has neither property, yet memory was placed"),
+        }
+        assert!(logged("cuMem").iter().all(|l| !l.contains("Alloc")), "nothing was allocated: {}", log());
+        return;
+    }
+    match device.alloc_peer_in::<f32>(PeerPlacement::DeviceMemory, 64, &[&other]) {
+        Err(Error::Unsupported { what: "memory shared between devices", .. }) => {}
+        other => panic!("device memory needs a peer path with atomics: {:?}", other.map(|b| b.placement())),
+    }
+    let mut memory = device.alloc_peer::<f32>(64, &[&other]).expect("alloc_peer");
+    assert_eq!((memory.placement(), memory.devices()), (PeerPlacement::SystemMemory, &[0, 1][..]));
+    let call = if shared == "managed" { "cuMemAllocManaged device 0" } else { "cuMemHostAlloc device 0" };
+    assert_eq!(logged(call).len(), 1, "{}", log());
+    memory.write_at(0, &[1.0; 64]).expect("write_at");
+    for (d, amount) in [(&other, 0.5f32), (&device, 2.0)] {
+        let add = d.load(&bundle("fake", KERNELS)).expect("load").kernel("add").expect("add");
+        let stream = d.stream().expect("stream");
+        let args = [LaunchArg::peer(&memory), LaunchArg::from(64u32), LaunchArg::from(amount)];
+        // SAFETY: add(float* data, u32 n, f32 f); the memory holds 64 floats.
+        let launch = unsafe { Launch::start(&stream, &add, &LaunchConfig::new(1, 64), &args) };
+        launch.expect("launch").wait().expect("wait");
+    }
+    assert_eq!(memory.download().expect("download"), [3.5; 64], "both devices' kernels added");
 }
 
 /// A peer that is the device itself (its ordinal opened twice: one primary context) needs no

@@ -667,13 +667,26 @@ impl Backend for Hip {
     /// Fine-grained pinned host memory where the link has native atomics
     /// (`hipDeviceAttributeHostNativeAtomicSupported`), else managed memory where the device
     /// and the CPU may access it at once (`hipDeviceAttributeConcurrentManagedAccess`); both
-    /// have one address for host and device.
-    fn alloc_system(device: &HipDevice, bytes: usize) -> Result<HipMemory> {
+    /// have one address for host and every device. With peers, every device must have the
+    /// property (fine-grained host memory is mapped into every device; managed memory
+    /// migrates to whichever device touches it).
+    fn alloc_system(device: &HipDevice, peers: &[&HipDevice], bytes: usize) -> Result<HipMemory> {
         let api = device.api;
         device.select()?;
         let size = bytes.max(1);
-        let native_atomics = attribute(api, device.ordinal, sys::attr::HOST_NATIVE_ATOMIC_SUPPORTED)? != 0;
-        let concurrent_managed = attribute(api, device.ordinal, sys::attr::CONCURRENT_MANAGED_ACCESS)? != 0;
+        // The ordinals of the devices that lack `property`.
+        let lacking = |property| -> Result<Vec<String>> {
+            let mut lacking = Vec::new();
+            for d in std::iter::once(device).chain(peers.iter().copied()) {
+                if attribute(api, d.ordinal, property)? == 0 {
+                    lacking.push(format!("device {}", d.ordinal));
+                }
+            }
+            Ok(lacking)
+        };
+        let without_atomics = lacking(sys::attr::HOST_NATIVE_ATOMIC_SUPPORTED)?;
+        let without_managed = lacking(sys::attr::CONCURRENT_MANAGED_ACCESS)?;
+        let (native_atomics, concurrent_managed) = (without_atomics.is_empty(), without_managed.is_empty());
         let mut ptr: *mut c_void = std::ptr::null_mut();
         let (call, pinned_host, code) =
             match (native_atomics, concurrent_managed, api.hipHostMalloc, api.hipMallocManaged) {
@@ -696,10 +709,22 @@ impl Backend for Hip {
                         backend: BACKEND,
                         what: "memory shared with host threads",
                         reason: format!(
-                            "device {} reports neither hipDeviceAttributeHostNativeAtomicSupported nor \
-                         hipDeviceAttributeConcurrentManagedAccess (managed memory needs XNACK: HSA_XNACK=1 \
-                         on a GPU that supports it){}",
-                            device.ordinal,
+                            "{} (managed memory needs XNACK: HSA_XNACK=1 on a GPU that supports it){}",
+                            if peers.is_empty() {
+                                format!(
+                                    "device {} reports neither hipDeviceAttributeHostNativeAtomicSupported nor \
+                                     hipDeviceAttributeConcurrentManagedAccess",
+                                    device.ordinal
+                                )
+                            } else {
+                                format!(
+                                    "hipDeviceAttributeHostNativeAtomicSupported is missing on {}, \
+                                     hipDeviceAttributeConcurrentManagedAccess on {}; every device needs the same \
+                                     one of the two",
+                                    without_atomics.join(", "),
+                                    without_managed.join(", ")
+                                )
+                            },
                             if api.hipHostMalloc.is_none()
                                 || api.hipHostFree.is_none()
                                 || api.hipHostGetDevicePointer.is_none()

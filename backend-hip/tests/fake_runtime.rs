@@ -196,7 +196,7 @@ fn scenario() {
 
     // Memory shared with host threads: this runtime reports native host atomics, so it is
     // pinned host memory (hipHostMalloc, mapped and coherent), zeroed, freed by hipHostFree.
-    let shared = Hip::alloc_system(&device, 64).unwrap();
+    let shared = Hip::alloc_system(&device, &[], 64).unwrap();
     // SAFETY: the address of 64 live bytes of host memory.
     let bytes = unsafe { std::slice::from_raw_parts(Hip::address(&shared) as *const u8, 64) };
     assert!(bytes.iter().all(|&b| b == 0), "the backend zeroes it (the fake fills 0xab)");
@@ -218,7 +218,7 @@ fn scenario() {
         let offset: libloading::Symbol<unsafe extern "C" fn(std::ffi::c_long)> =
             lib.get(b"xbar_fake_hip_set_device_pointer_offset").unwrap();
         offset(4096);
-        let refused = Hip::alloc_system(&device, 64);
+        let refused = Hip::alloc_system(&device, &[], 64);
         offset(0);
         assert!(
             matches!(&refused, Err(Error::Unsupported { reason, .. }) if reason.contains("no unified addressing")),

@@ -108,7 +108,7 @@ impl Backend for Host {
     }
 
     /// Ordinary memory: kernel threads are host threads here.
-    fn alloc_system(device: &HostDevice, bytes: usize) -> Result<HostMemory> {
+    fn alloc_system(device: &HostDevice, _peers: &[&HostDevice], bytes: usize) -> Result<HostMemory> {
         Self::alloc(device, bytes)
     }
 

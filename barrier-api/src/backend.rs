@@ -170,16 +170,17 @@ pub trait Backend: Sized + Send + Sync + 'static {
 
     /// Allocates `bytes` (at least 256-byte aligned, zero-filled).
     fn alloc(device: &Self::Device, bytes: usize) -> Result<Self::Memory>;
-    /// Allocates `bytes` (at least 256-byte aligned, zero-filled) that this device's kernels
-    /// and the host's threads may use at the same time, with atomics of system scope that
-    /// both sides agree on: the memory of a `barrier<thread_scope_system>` that host threads
-    /// share with kernels, and of the data handed over through it. Host threads reach it at
-    /// [`address`](Self::address) too.
+    /// Allocates `bytes` (at least 256-byte aligned, zero-filled) that the kernels of
+    /// `device` and of every device of `peers`, and the host's threads, may use at the same
+    /// time, with atomics of system scope that all of them agree on: the memory of a
+    /// `barrier<thread_scope_system>` that host threads share with kernels, or that kernels
+    /// of devices without a peer path between them share, and of the data handed over
+    /// through it. Everyone reaches it at [`address`](Self::address).
     ///
     /// Errors: [`Error::Unsupported`](crate::Error::Unsupported) naming the device property
-    /// that is missing (the backends that have none keep this default).
-    fn alloc_system(device: &Self::Device, bytes: usize) -> Result<Self::Memory> {
-        let _ = (device, bytes);
+    /// that is missing, and where (the backends that have none keep this default).
+    fn alloc_system(device: &Self::Device, peers: &[&Self::Device], bytes: usize) -> Result<Self::Memory> {
+        let _ = (device, peers, bytes);
         Err(crate::Error::Unsupported {
             backend: Self::KIND,
             what: "memory shared with host threads",

@@ -160,14 +160,20 @@ impl<B: Backend> Device<B> {
             reason: format!("{len} elements of {} bytes overflow usize", std::mem::size_of::<T>()),
         })?;
         let memory = B::alloc(&self.raw, bytes.max(1))?;
-        Ok(Buffer {
+        Ok(self.buffer_of(memory, len))
+    }
+
+    /// A [`Buffer`] of `len` elements over `memory`, which this device's backend allocated
+    /// with room for them.
+    pub(crate) fn buffer_of<T: DeviceCopy>(&self, memory: B::Memory, len: usize) -> Buffer<B, T> {
+        Buffer {
             device: self.raw.clone(),
             ordinal: self.info.ordinal,
             in_flight: InFlight::new(),
             memory,
             len,
             _t: PhantomData,
-        })
+        }
     }
 
     /// A buffer holding a copy of `data` (an [`alloc`](Self::alloc) and a

@@ -50,7 +50,7 @@ pub use device::{Buffer, Device, DeviceCopy, Event, Kernel, Module, Stream};
 pub use error::{Error, Result};
 pub use fault::{BarrierFault, BarrierOp, FaultKind, FaultRecord};
 pub use launch::{Dim3, KernelArg, LaunchConfig};
-pub use peer::PeerBuffer;
+pub use peer::{PeerBuffer, PeerPlacement};
 pub use system::SystemBuffer;
 pub use typed::{Launch, LaunchArg, MutPtrArg, PtrArg};
 pub use variant::Variant;

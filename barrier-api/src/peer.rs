@@ -1,15 +1,44 @@
-//! Memory of one device that kernels on several devices use at the same time
-//! ([`PeerBuffer`]): where a barrier whose participants run on several GPUs lives, and the
-//! data they hand each other through it.
+//! Memory that kernels on several devices use at the same time ([`PeerBuffer`]): where a
+//! barrier whose participants run on several GPUs lives, and the data they hand each other
+//! through it.
 
 use std::sync::Arc;
 
 use crate::tracking::InFlight;
 use crate::{Backend, Buffer, Device, DeviceCopy, Error, KernelArg, Result};
 
-/// `len` elements of `T` in one device's memory that kernels of that device and of its peers
+/// Where a [`PeerBuffer`] lies, which decides what its devices need between them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PeerPlacement {
+    /// In the first device's memory, which the others reach over a peer path with native
+    /// atomics (NVLink; PCIe peer-to-peer or Infinity Fabric with atomics): every access from
+    /// another device crosses the link once.
+    DeviceMemory,
+    /// In memory every device shares with host threads ([`Backend::alloc_system`]): managed
+    /// memory, which migrates to whichever device touches it, or host memory where every
+    /// device's link to the CPU has native atomics. No peer path is needed; an access from
+    /// another device than the last one moves a page (or goes to host memory), so a barrier
+    /// here is much slower than in device memory.
+    SystemMemory,
+}
+
+impl PeerPlacement {
+    /// Both placements, the faster first.
+    pub const ALL: [PeerPlacement; 2] = [PeerPlacement::DeviceMemory, PeerPlacement::SystemMemory];
+
+    /// Its name in reports: `device memory` or `system memory`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PeerPlacement::DeviceMemory => "device memory",
+            PeerPlacement::SystemMemory => "system memory",
+        }
+    }
+}
+
+/// `len` elements of `T` that kernels of one device and of its peers
 /// ([`Device::alloc_peer`]) use at the same time, with atomics of system scope that all of
-/// them agree on.
+/// them agree on: in that device's memory, reached by the peers, or in memory the system
+/// shares ([`PeerPlacement`]).
 ///
 /// A launch on any of those devices takes it (typed launchers take `&PeerBuffer` wherever
 /// they take a buffer); launches on different streams that use it are not ordered against
@@ -19,19 +48,23 @@ use crate::{Backend, Buffer, Device, DeviceCopy, Error, KernelArg, Result};
 ///
 /// ```
 /// # fn main() -> xbarrier_api::Result<()> {
-/// use xbarrier_api::Device;
+/// use xbarrier_api::{Device, PeerPlacement};
 /// // The host backend's devices share the CPU's memory, so each reaches the others'.
 /// let (first, second) = (Device::<xbarrier::Host>::open(0)?, Device::<xbarrier::Host>::open(1)?);
 /// let mut words = first.alloc_peer::<u32>(4, &[&second])?;
 /// assert_eq!((words.device_ordinal(), words.reaches(1), words.reaches(2)), (0, true, false));
+/// assert_eq!(words.placement(), PeerPlacement::DeviceMemory, "a peer path, so device memory");
 /// words.write_at(1, &[7, 8])?;
 /// assert_eq!(words.download()?, [0, 7, 8, 0]);
+/// let shared = first.alloc_peer_in::<u32>(PeerPlacement::SystemMemory, 4, &[&second])?;
+/// assert_eq!(shared.placement(), PeerPlacement::SystemMemory);
 /// # Ok(()) }
 /// ```
 pub struct PeerBuffer<B: Backend, T: DeviceCopy> {
-    /// The memory, on its own device: its host access and drop wait for every launch that
-    /// used it, on whichever device.
+    /// The memory, allocated through its first device: its host access and drop wait for
+    /// every launch that used it, on whichever device.
     buffer: Buffer<B, T>,
+    placement: PeerPlacement,
     /// The devices whose kernels may use it: its own first, then its peers.
     reach: Vec<usize>,
     /// The peers' handles: their access to the memory lasts as long as their contexts,
@@ -41,28 +74,61 @@ pub struct PeerBuffer<B: Backend, T: DeviceCopy> {
 }
 
 impl<B: Backend> Device<B> {
-    /// A zero-filled [`PeerBuffer`] of `len` elements in this device's memory, which kernels
-    /// on `peers` use too: the backend lets each peer reach it
-    /// ([`Backend::enable_peer_access`]). A peer may be this device itself (the same
-    /// ordinal opened twice), which needs no peer path.
+    /// A zero-filled [`PeerBuffer`] of `len` elements that kernels on this device and on
+    /// `peers` use: in this device's memory where each peer has a path to it with native
+    /// atomics ([`Backend::enable_peer_access`]), else in memory the system shares
+    /// ([`PeerPlacement::SystemMemory`]; [`PeerBuffer::placement`] says which). A peer may be
+    /// this device itself (the same ordinal opened twice), which needs no peer path.
     ///
-    /// Errors: [`Error::Unsupported`] naming the missing path (two GPUs without peer access
-    /// between them, or without native atomics over it; a peer of another backend cannot
-    /// be named), [`Error::InvalidArgument`] when `len` elements overflow `usize` bytes,
-    /// [`Error::OutOfMemory`].
+    /// Errors: [`Error::Unsupported`] naming what is missing for either placement (a peer
+    /// of another backend cannot be named), [`Error::InvalidArgument`] when `len` elements
+    /// overflow `usize` bytes, [`Error::OutOfMemory`].
     pub fn alloc_peer<T: DeviceCopy>(&self, len: usize, peers: &[&Device<B>]) -> Result<PeerBuffer<B, T>> {
+        match self.alloc_peer_in(PeerPlacement::DeviceMemory, len, peers) {
+            Err(Error::Unsupported { backend, what, reason: no_path }) => {
+                self.alloc_peer_in(PeerPlacement::SystemMemory, len, peers).map_err(|e| match e {
+                    Error::Unsupported { reason: no_system, .. } => Error::Unsupported {
+                        backend,
+                        what,
+                        reason: format!("no peer path: {no_path}; nor memory the system shares: {no_system}"),
+                    },
+                    e => e,
+                })
+            }
+            placed => placed,
+        }
+    }
+
+    /// A zero-filled [`PeerBuffer`] of `len` elements in `placement`, for kernels on this
+    /// device and on `peers`.
+    ///
+    /// Errors: as [`alloc_peer`](Self::alloc_peer), for that placement alone.
+    pub fn alloc_peer_in<T: DeviceCopy>(
+        &self,
+        placement: PeerPlacement,
+        len: usize,
+        peers: &[&Device<B>],
+    ) -> Result<PeerBuffer<B, T>> {
         // Before any peer access is enabled: a length that cannot be allocated changes nothing.
-        len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| Error::InvalidArgument {
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| Error::InvalidArgument {
             call: "alloc_peer",
             reason: format!("{len} elements of {} bytes overflow usize", std::mem::size_of::<T>()),
         })?;
-        for peer in peers {
-            B::enable_peer_access(self.raw(), peer.raw())?;
-        }
-        let buffer = self.alloc::<T>(len)?;
+        let buffer = match placement {
+            PeerPlacement::DeviceMemory => {
+                for peer in peers {
+                    B::enable_peer_access(self.raw(), peer.raw())?;
+                }
+                self.alloc::<T>(len)?
+            }
+            PeerPlacement::SystemMemory => {
+                let raw: Vec<&B::Device> = peers.iter().map(|p| p.raw()).collect();
+                self.buffer_of(B::alloc_system(self.raw(), &raw, bytes.max(1))?, len)
+            }
+        };
         let mut reach = vec![self.info().ordinal];
         reach.extend(peers.iter().map(|p| p.info().ordinal).filter(|o| *o != self.info().ordinal));
-        Ok(PeerBuffer { buffer, reach, _peers: peers.iter().map(|p| p.raw_arc().clone()).collect() })
+        Ok(PeerBuffer { buffer, placement, reach, _peers: peers.iter().map(|p| p.raw_arc().clone()).collect() })
     }
 }
 
@@ -75,9 +141,14 @@ impl<B: Backend, T: DeviceCopy> PeerBuffer<B, T> {
     pub fn is_empty(&self) -> bool {
         self.buffer.is_empty()
     }
-    /// The ordinal of the device whose memory it is.
+    /// The ordinal of the device it was allocated through (whose memory it is, in
+    /// [`PeerPlacement::DeviceMemory`]).
     pub fn device_ordinal(&self) -> usize {
         self.reach[0]
+    }
+    /// Where it lies.
+    pub fn placement(&self) -> PeerPlacement {
+        self.placement
     }
     /// Whether kernels on device `ordinal` may use it: its own device or a peer.
     pub fn reaches(&self, ordinal: usize) -> bool {

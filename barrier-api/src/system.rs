@@ -53,7 +53,7 @@ impl<B: Backend> Device<B> {
             call: "alloc_system",
             reason: format!("{len} elements of {} bytes overflow usize", std::mem::size_of::<T>()),
         })?;
-        let memory = B::alloc_system(self.raw(), bytes.max(1))?;
+        let memory = B::alloc_system(self.raw(), &[], bytes.max(1))?;
         Ok(SystemBuffer {
             _device: self.raw_arc().clone(),
             ordinal: self.info().ordinal,

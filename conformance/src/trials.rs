@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use libtest_mimic::Trial;
-use xbarrier::{visit_backends, Backend, BackendKind, BackendVisitor, Error, KernelBundle, Variant};
+use xbarrier::{visit_backends, Backend, BackendKind, BackendVisitor, Error, KernelBundle, PeerPlacement, Variant};
 
 use crate::cases::{all_cases, Case, Suite};
 use crate::harness::{target_label, variants, Ctx};
@@ -96,27 +96,32 @@ fn skip_reason<B: Backend>(case: &Case<B>, ctx: &Ctx<B>) -> Option<String> {
                 B::KIND
             ));
         }
-        return missing_peer_path(ctx, case.devices);
+        return missing_shared_memory(ctx, case.devices, case.placement);
     }
     None
 }
 
-/// Why devices `0..devices` cannot reach each other's memory with atomics, if they cannot:
-/// what the backend says when asked to enable it (Error::Unsupported; the peer access it
-/// enables is what the cases would enable first). Other errors are left to the case. Asked
-/// once per backend and device count: every case and variant shares the answer.
-fn missing_peer_path<B: Backend>(ctx: &Ctx<B>, devices: usize) -> Option<String> {
-    static ANSWERS: Mutex<BTreeMap<(BackendKind, usize), Option<String>>> = Mutex::new(BTreeMap::new());
+/// Why devices `0..devices` cannot share memory in `placement`, if they cannot: what the
+/// backend says when asked for a word of it owned by each device in turn
+/// (Error::Unsupported; the peer access it enables is what the cases would enable first).
+/// Other errors are left to the case. Asked once per backend, device count and placement:
+/// every case and variant shares the answer.
+fn missing_shared_memory<B: Backend>(ctx: &Ctx<B>, devices: usize, placement: PeerPlacement) -> Option<String> {
+    type Answers = BTreeMap<(BackendKind, usize, PeerPlacement), Option<String>>;
+    static ANSWERS: Mutex<Answers> = Mutex::new(BTreeMap::new());
     let mut answers = ANSWERS.lock().unwrap_or_else(PoisonError::into_inner);
-    answers.entry((B::KIND, devices)).or_insert_with(|| probe_peer_path(ctx, devices)).clone()
+    answers.entry((B::KIND, devices, placement)).or_insert_with(|| probe_shared_memory(ctx, devices, placement)).clone()
 }
 
-fn probe_peer_path<B: Backend>(ctx: &Ctx<B>, devices: usize) -> Option<String> {
+fn probe_shared_memory<B: Backend>(ctx: &Ctx<B>, devices: usize, placement: PeerPlacement) -> Option<String> {
     let others: Vec<xbarrier::Device<B>> = (1..devices).filter_map(|o| xbarrier::Device::<B>::open(o).ok()).collect();
     for other in &others {
         for (owner, peer) in [(&ctx.device, other), (other, &ctx.device)] {
-            if let Err(e @ Error::Unsupported { .. }) = B::enable_peer_access(owner.raw(), peer.raw()) {
-                return Some(format!("no peer path with atomics between the devices: {e} (set {REQUIRE_MULTI_GPU_VAR}=1 to fail instead)"));
+            if let Err(e @ Error::Unsupported { .. }) = owner.alloc_peer_in::<u8>(placement, 1, &[peer]) {
+                return Some(format!(
+                    "the devices cannot share {}: {e} (set {REQUIRE_MULTI_GPU_VAR}=1 to fail instead)",
+                    placement.name()
+                ));
             }
         }
     }

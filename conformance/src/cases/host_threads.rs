@@ -6,14 +6,23 @@
 
 use std::time::{Duration, Instant};
 
-use xbarrier::{Backend, BarrierOp, Error, FaultKind, Launch, LaunchArg, LaunchConfig, SystemBarrier, SystemBuffer};
+use xbarrier::{
+    Backend, BarrierOp, Error, FaultKind, Launch, LaunchArg, LaunchConfig, PeerPlacement, SystemBarrier, SystemBuffer,
+};
 
 use super::{case, Case, Suite};
 use crate::harness::{check_report, reps, CaseResult, Ctx, Pass, LAUNCH_LIMIT};
 
 pub fn cases<B: Backend>() -> Vec<Case<B>> {
     use Form::{Shared, Split};
-    let misuse = |name, run| Case { name, feature: "misuse", suite: Suite::Misuse, devices: 1, run };
+    let misuse = |name, run| Case {
+        name,
+        feature: "misuse",
+        suite: Suite::Misuse,
+        devices: 1,
+        placement: PeerPlacement::DeviceMemory,
+        run,
+    };
     vec![
         case("host_threads_exchange", "host threads", |c| exchange(c, Shared, Leaving::Nobody)),
         case("host_threads_host_drops", "host threads", |c| exchange(c, Shared, Leaving::LastHostThread)),

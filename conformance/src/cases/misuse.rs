@@ -2,13 +2,13 @@
 //! operation on a barrier of another scope than the block's is no such misuse: it does not
 //! compile.)
 
-use xbarrier::{Backend, BarrierOp, Error, FaultKind, KernelArg, LaunchConfig};
+use xbarrier::{Backend, BarrierOp, Error, FaultKind, KernelArg, LaunchConfig, PeerPlacement};
 
 use super::{Case, Suite};
 use crate::harness::{CaseResult, Ctx, Pass};
 
 fn misuse<B: Backend>(name: &'static str, run: fn(&Ctx<B>) -> CaseResult) -> Case<B> {
-    Case { name, feature: "misuse", suite: Suite::Misuse, devices: 1, run }
+    Case { name, feature: "misuse", suite: Suite::Misuse, devices: 1, placement: PeerPlacement::DeviceMemory, run }
 }
 
 pub fn cases<B: Backend>() -> Vec<Case<B>> {

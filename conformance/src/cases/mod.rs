@@ -11,7 +11,7 @@ mod phases;
 mod ring;
 mod tx;
 
-use xbarrier::Backend;
+use xbarrier::{Backend, PeerPlacement};
 
 use crate::harness::{CaseResult, Ctx};
 
@@ -35,6 +35,10 @@ pub struct Case<B: Backend> {
     /// How many devices of the backend it needs (the `multi_gpu_*` cases two; the others
     /// one, the context's).
     pub devices: usize,
+    /// Where the memory that its devices share lies, for a case of several devices: a
+    /// machine whose devices cannot share memory so is reported ignored, as one with too
+    /// few devices.
+    pub placement: PeerPlacement,
     /// The body.
     pub run: fn(&Ctx<B>) -> CaseResult,
 }
@@ -57,5 +61,5 @@ pub fn all_cases<B: Backend>() -> Vec<Case<B>> {
 
 /// Shorthand for the case lists.
 pub(crate) fn case<B: Backend>(name: &'static str, feature: &'static str, run: fn(&Ctx<B>) -> CaseResult) -> Case<B> {
-    Case { name, feature, suite: Suite::Conformance, devices: 1, run }
+    Case { name, feature, suite: Suite::Conformance, devices: 1, placement: PeerPlacement::DeviceMemory, run }
 }

@@ -1,29 +1,48 @@
 //! Kernels on several devices at one barrier of system scope ([`PeerBarrier`]), with data
-//! handed from device to device through peer memory ([`PeerBuffer`]): phases with every
-//! way to wait, `arrive_and_drop` by one device's block, and a timed wait that must time
-//! out. The `multi_gpu_*` cases need two devices (the host backend offers two stand-ins; a
-//! machine with one GPU reports them ignored); the `peer_one_device_*` ones run the same
-//! kernels on two streams of one device.
+//! handed from device to device through memory they share ([`PeerBuffer`]): phases with
+//! every way to wait, `arrive_and_drop` by one device's block, and a timed wait that must
+//! time out, in device memory reached over a peer path and in memory the system shares. The
+//! `multi_gpu_*` cases need two devices (the host backend offers two stand-ins; a machine
+//! with one GPU, or whose GPUs cannot share memory so, reports them ignored); the
+//! `peer_one_device_*` ones run the same kernels on two streams of one device.
 
 use std::time::Duration;
 
 use xbarrier::{
-    Backend, Buffer, Device, Kernel, Launch, LaunchArg, LaunchConfig, Module, PeerBarrier, PeerBuffer, Stream,
+    Backend, Buffer, Device, Kernel, Launch, LaunchArg, LaunchConfig, Module, PeerBarrier, PeerBuffer, PeerPlacement,
+    Stream,
 };
 
 use super::{Case, Suite};
 use crate::harness::{check_report, reps, CaseResult, Ctx, Pass, LAUNCH_LIMIT};
 
+use PeerPlacement::{DeviceMemory, SystemMemory};
+
 pub fn cases<B: Backend>() -> Vec<Case<B>> {
-    let two = |name, run| Case { name, feature: "multi-gpu", suite: Suite::Conformance, devices: 2, run };
-    let one = |name, run| Case { name, feature: "multi-gpu", suite: Suite::Conformance, devices: 1, run };
+    let case = |name, devices, placement, run| Case {
+        name,
+        feature: "multi-gpu",
+        suite: Suite::Conformance,
+        devices,
+        placement,
+        run,
+    };
     vec![
-        two("multi_gpu_exchange", |c| exchange(c, Sides::TwoDevices, None)),
-        two("multi_gpu_block_drops", |c| exchange(c, Sides::TwoDevices, Some(1))),
-        two("multi_gpu_try_wait_for_timeout", |c| timeout(c, Sides::TwoDevices)),
-        two("multi_gpu_launch_on_unreached_device", unreached),
-        one("peer_one_device_exchange", |c| exchange(c, Sides::OneDevice, Some(0))),
-        one("peer_one_device_try_wait_for_timeout", |c| timeout(c, Sides::OneDevice)),
+        case("multi_gpu_exchange", 2, DeviceMemory, |c| exchange(c, Sides::TwoDevices, DeviceMemory, None)),
+        case("multi_gpu_block_drops", 2, DeviceMemory, |c| exchange(c, Sides::TwoDevices, DeviceMemory, Some(1))),
+        case("multi_gpu_try_wait_for_timeout", 2, DeviceMemory, |c| timeout(c, Sides::TwoDevices, DeviceMemory)),
+        case("multi_gpu_launch_on_unreached_device", 2, DeviceMemory, unreached),
+        case("multi_gpu_system_memory_block_drops", 2, SystemMemory, |c| {
+            exchange(c, Sides::TwoDevices, SystemMemory, Some(1))
+        }),
+        case("multi_gpu_system_memory_try_wait_for_timeout", 2, SystemMemory, |c| {
+            timeout(c, Sides::TwoDevices, SystemMemory)
+        }),
+        case("peer_one_device_exchange", 1, DeviceMemory, |c| exchange(c, Sides::OneDevice, DeviceMemory, Some(0))),
+        case("peer_one_device_try_wait_for_timeout", 1, DeviceMemory, |c| timeout(c, Sides::OneDevice, DeviceMemory)),
+        case("peer_one_device_system_memory_block_drops", 1, SystemMemory, |c| {
+            exchange(c, Sides::OneDevice, SystemMemory, Some(0))
+        }),
     ]
 }
 
@@ -85,18 +104,21 @@ const THREADS: u32 = 64;
 /// Every thread of a grid on each side meets the others for many phases; each side writes
 /// into the other side's memory and reads what the other side wrote there. `drop_side`:
 /// that side's last block leaves halfway, and the phases go on without it.
-fn exchange<B: Backend>(ctx: &Ctx<B>, where_: Sides, drop_side: Option<u32>) -> CaseResult {
-    let phases = reps(3_000, 60)?;
+fn exchange<B: Backend>(ctx: &Ctx<B>, where_: Sides, placement: PeerPlacement, drop_side: Option<u32>) -> CaseResult {
+    // In system memory, the arrivals of two GPUs move the barrier's page back and forth.
+    let phases =
+        if where_ == Sides::TwoDevices && placement == SystemMemory { reps(200, 10)? } else { reps(3_000, 60)? };
     let drop_at = phases / 2;
     let sides = sides(ctx, where_)?;
     let k = BLOCKS * THREADS;
     let devices: Vec<&Device<B>> = sides.iter().map(|s| &s.device).collect();
-    let barrier = PeerBarrier::new(&devices, u64::from(2 * k)).map_err(err)?;
+    let barrier = PeerBarrier::new_in(placement, &devices, u64::from(2 * k)).map_err(err)?;
     // inbox[s]: side s's memory, which side 1 - s writes and side s reads.
     let inbox: Vec<PeerBuffer<B, u32>> = (0..2)
-        .map(|s| sides[s].device.alloc_peer::<u32>((2 * k) as usize, &[&sides[1 - s].device]))
+        .map(|s| sides[s].device.alloc_peer_in::<u32>(placement, (2 * k) as usize, &[&sides[1 - s].device]))
         .collect::<Result<_, _>>()
         .map_err(err)?;
+    placed(&barrier, placement)?;
     let reports: Vec<Buffer<B, u64>> =
         sides.iter().map(|s| s.device.alloc::<u64>(8)).collect::<Result<_, _>>().map_err(err)?;
     let config = LaunchConfig::new(BLOCKS, THREADS).timeout(LAUNCH_LIMIT);
@@ -134,16 +156,20 @@ fn exchange<B: Backend>(ctx: &Ctx<B>, where_: Sides, drop_side: Option<u32>) -> 
     };
     let dropped =
         if drop_side < 2 { format!(", side {drop_side}'s last block leaving halfway") } else { String::new() };
-    Ok(Pass(format!("{BLOCKS} blocks x {THREADS} threads on each of {place}, {phases} phases{dropped}")))
+    Ok(Pass(format!(
+        "{BLOCKS} blocks x {THREADS} threads on each of {place}, {phases} phases{dropped}, in {}",
+        placement.name()
+    )))
 }
 
 /// A timed wait on a phase whose other arrival is held back times out, and the phase
 /// completes once that arrival comes (xbc_multi_gpu_timeout).
-fn timeout<B: Backend>(ctx: &Ctx<B>, where_: Sides) -> CaseResult {
+fn timeout<B: Backend>(ctx: &Ctx<B>, where_: Sides, placement: PeerPlacement) -> CaseResult {
     let sides = sides(ctx, where_)?;
     let devices: Vec<&Device<B>> = sides.iter().map(|s| &s.device).collect();
-    let barrier = PeerBarrier::new(&devices, 2).map_err(err)?;
-    let flag = sides[1].device.alloc_peer::<u64>(1, &[&sides[0].device]).map_err(err)?;
+    let barrier = PeerBarrier::new_in(placement, &devices, 2).map_err(err)?;
+    let flag = sides[1].device.alloc_peer_in::<u64>(placement, 1, &[&sides[0].device]).map_err(err)?;
+    placed(&barrier, placement)?;
     let reports: Vec<Buffer<B, u64>> =
         sides.iter().map(|s| s.device.alloc::<u64>(8)).collect::<Result<_, _>>().map_err(err)?;
     let limit = Duration::from_millis(20);
@@ -171,8 +197,17 @@ fn timeout<B: Backend>(ctx: &Ctx<B>, where_: Sides) -> CaseResult {
         return Err(format!("try_wait_for returned false after {waited:?}, before its timeout of {limit:?}"));
     }
     Ok(Pass(format!(
-        "timed out after {waited:?} (limit {limit:?}) across the two sides; completed by the held-back arrival"
+        "timed out after {waited:?} (limit {limit:?}) across the two sides, in {}; completed by the held-back arrival",
+        placement.name()
     )))
+}
+
+/// The barrier lies where it was asked to.
+fn placed<B: Backend>(barrier: &PeerBarrier<B>, placement: PeerPlacement) -> Result<(), String> {
+    match barrier.placement() {
+        found if found == placement => Ok(()),
+        found => Err(format!("PeerBarrier::new_in({placement:?}) placed the barrier in {found:?}")),
+    }
 }
 
 /// A barrier made for device 0 alone is refused on device 1's stream before anything runs.
