@@ -34,7 +34,7 @@ use crate::SystemBarrierArg;
 ///
 /// ```
 /// # fn main() -> xbarrier::Result<()> {
-/// use xbarrier::{Device, Host, Launch, LaunchArg, LaunchConfig, PeerBarrier};
+/// use xbarrier::{Device, Host, Launch, LaunchArg, LaunchConfig, PeerBarrier, PeerPlacement};
 /// // The host backend's two devices stand in for two GPUs.
 /// let devices = [Device::<Host>::open(0)?, Device::<Host>::open(1)?];
 /// let bundle = xbarrier_conformance::bundle()?;
@@ -61,6 +61,11 @@ use crate::SystemBarrierArg;
 ///         .collect();
 ///     sides.into_iter().try_for_each(|side| side.join().expect("no panic"))
 /// })?;
+/// // The CPU backend's devices share one address space, so a peer path is always there;
+/// // memory the system shares is the placement of GPUs without one, and may be asked for.
+/// assert_eq!(barrier.placement(), PeerPlacement::DeviceMemory);
+/// let shared = PeerBarrier::new_in(PeerPlacement::SystemMemory, &[&devices[0], &devices[1]], 2)?;
+/// assert_eq!((shared.placement(), shared.devices()), (PeerPlacement::SystemMemory, &[0, 1][..]));
 /// assert!(PeerBarrier::new(&[&devices[0]], 0).is_err(), "at least one arrival per phase");
 /// # Ok(()) }
 /// ```

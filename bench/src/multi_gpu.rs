@@ -1,7 +1,9 @@
 //! Kernels on two devices meeting phase after phase. xb: one cooperative grid per device, one
 //! launch each for every phase, at a [`PeerBarrier`] in the first device's memory that the
 //! second device's kernels reach as a peer; the participants are every thread, or thread 0
-//! of each block between two `__syncthreads` (a grid barrier across both devices). The usual
+//! of each block between two `__syncthreads` (a grid barrier across both devices); the grid
+//! barrier again with the barrier and the data in memory the system shares
+//! ([`PeerPlacement::SystemMemory`], for devices without a peer path with atomics). The usual
 //! alternatives, in the same process, launch a kernel on each device per phase and order the
 //! phases from the host: a synchronize of both streams after each phase, or stream events
 //! (each stream records one and waits for the other's, [`Stream::wait_event`]; one
@@ -9,13 +11,13 @@
 //! each phase. Microseconds per phase, over the phases after the warm-up ones: xb's from the
 //! kernels' own clock (the slower device's), the baselines' from the host's clock around
 //! their phases, which end in a synchronize. Rows are skipped, with the reason, where there
-//! are fewer than two devices or no peer path between them.
+//! are fewer than two devices or they cannot share memory in the row's placement.
 
 use std::time::{Duration, Instant};
 
 use xbarrier::{
-    Backend, BackendKind, Device, Error, Launch, LaunchArg, LaunchConfig, Module, PeerBarrier, PeerBuffer, Result,
-    Stream,
+    Backend, BackendKind, Device, Error, Launch, LaunchArg, LaunchConfig, Module, PeerBarrier, PeerBuffer,
+    PeerPlacement, Result, Stream,
 };
 
 use crate::host_round_trip::{per_phase_us, repeat};
@@ -26,6 +28,7 @@ use crate::{Benchmark, Config};
 
 const XB_ALL: &str = "xb PeerBarrier, every thread";
 const XB_GRID: &str = "xb PeerBarrier, grid barrier";
+const XB_GRID_SYSTEM: &str = "xb PeerBarrier, grid barrier, system memory";
 const LAUNCH: &str = "launch + synchronize";
 const EVENTS: &str = "stream events";
 /// Phases before the timed ones, in each rep: the kernels' start and the memory's first moves.
@@ -37,8 +40,9 @@ const LAUNCH_LIMIT: Duration = Duration::from_secs(120);
 /// What a row runs.
 #[derive(Clone, Copy)]
 enum Form {
-    /// xb's kernels, with every thread a participant or only thread 0 of each block.
-    Xb { every_thread: bool },
+    /// xb's kernels, with every thread a participant or only thread 0 of each block, the
+    /// barrier and the data in `placement`.
+    Xb { every_thread: bool, placement: PeerPlacement },
     /// A launch on each device per phase, ordered by the host or by stream events.
     Baseline(Order),
 }
@@ -74,16 +78,18 @@ pub(crate) fn run<B: Backend>(
     progress: Progress<'_>,
 ) -> Vec<Row> {
     let label = label(config.multi_gpu_blocks, config.multi_gpu_threads);
-    let xb = |name, every_thread| {
+    let xb = |name, every_thread, placement| {
+        // In system memory the barrier's page moves between the devices: no target, a figure.
+        let target = (placement == PeerPlacement::DeviceMemory).then_some(Target::RatioAtMost(1.0));
         (
-            Row::new(Benchmark::MultiGpu, &label, name, Unit::Microseconds)
-                .against(LAUNCH, Some(Target::RatioAtMost(1.0))),
-            Form::Xb { every_thread },
+            Row::new(Benchmark::MultiGpu, &label, name, Unit::Microseconds).against(LAUNCH, target),
+            Form::Xb { every_thread, placement },
         )
     };
     let rows = [
-        xb(XB_ALL, true),
-        xb(XB_GRID, false),
+        xb(XB_ALL, true, PeerPlacement::DeviceMemory),
+        xb(XB_GRID, false, PeerPlacement::DeviceMemory),
+        xb(XB_GRID_SYSTEM, false, PeerPlacement::SystemMemory),
         (Row::new(Benchmark::MultiGpu, &label, LAUNCH, Unit::Microseconds), Form::Baseline(Order::Synchronize)),
         (
             Row::new(Benchmark::MultiGpu, &label, EVENTS, Unit::Microseconds).against(LAUNCH, None),
@@ -105,7 +111,7 @@ pub(crate) fn run<B: Backend>(
                         Side { device: &other.device, module: &other.module, stream: &other.stream },
                     ];
                     match form {
-                        Form::Xb { every_thread } => xb_barrier(&sides, config, every_thread),
+                        Form::Xb { every_thread, placement } => xb_barrier(&sides, config, every_thread, placement),
                         Form::Baseline(order) => baseline(&sides, config, order),
                     }
                     .unwrap_or_else(status_of)
@@ -174,15 +180,20 @@ fn both_sides(side: impl Fn(usize) -> Result<()> + Sync) -> Result<()> {
     })
 }
 
-/// One launch per device runs every phase at a [`PeerBarrier`]; each side hands the other a
-/// value per phase through the other's memory (xbb_multi_gpu_xb).
-fn xb_barrier<B: Backend>(sides: &[Side<'_, B>; 2], config: &Config, every_thread: bool) -> Result<Status> {
+/// One launch per device runs every phase at a [`PeerBarrier`] in `placement`; each side
+/// hands the other a value per phase through memory of the other's (xbb_multi_gpu_xb).
+fn xb_barrier<B: Backend>(
+    sides: &[Side<'_, B>; 2],
+    config: &Config,
+    every_thread: bool,
+    placement: PeerPlacement,
+) -> Result<Status> {
     let (blocks, threads, phases) = (config.multi_gpu_blocks, config.multi_gpu_threads, config.multi_gpu_phases);
     let per_side = if every_thread { u64::from(blocks) * u64::from(threads) } else { u64::from(blocks) };
-    let barrier = PeerBarrier::new(&[sides[0].device, sides[1].device], 2 * per_side)?;
-    // inbox[s]: side s's memory, which side 1 - s writes and side s reads; two halves.
+    let barrier = PeerBarrier::new_in(placement, &[sides[0].device, sides[1].device], 2 * per_side)?;
+    // inbox[s]: side s's, which side 1 - s writes and side s reads; two halves.
     let slots = 2 * per_side as usize;
-    let inbox = |s: usize| sides[s].device.alloc_peer::<u32>(slots, &[sides[1 - s].device]);
+    let inbox = |s: usize| sides[s].device.alloc_peer_in::<u32>(placement, slots, &[sides[1 - s].device]);
     let mut inbox = [inbox(0)?, inbox(1)?];
     let mut reports = [sides[0].device.alloc::<u64>(2)?, sides[1].device.alloc::<u64>(2)?];
     let kernels = [sides[0].module.kernel("xbb_multi_gpu_xb")?, sides[1].module.kernel("xbb_multi_gpu_xb")?];
