@@ -210,8 +210,13 @@ fn bad_pipeline_shapes_are_refused() {
 }
 
 /// The implementations of the multi-GPU benchmark, in row order.
-const MULTI_GPU: [&str; 4] =
-    ["xb PeerBarrier, every thread", "xb PeerBarrier, grid barrier", "launch + synchronize", "stream events"];
+const MULTI_GPU: [&str; 5] = [
+    "xb PeerBarrier, every thread",
+    "xb PeerBarrier, grid barrier",
+    "xb PeerBarrier, grid barrier, system memory",
+    "launch + synchronize",
+    "stream events",
+];
 
 #[test]
 fn multi_gpu_runs_on_the_two_host_devices() {
@@ -220,7 +225,7 @@ fn multi_gpu_runs_on_the_two_host_devices() {
     assert!(output.status.success(), "{stdout}\n{stderr}");
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"));
     let rows = json["rows"].as_array().unwrap_or_else(|| panic!("no rows: {json}"));
-    assert_eq!(rows.len(), 4, "{json}");
+    assert_eq!(rows.len(), MULTI_GPU.len(), "{json}");
     for (row, implementation) in rows.iter().zip(MULTI_GPU) {
         assert_eq!(row["implementation"], implementation, "{row}");
         assert_eq!(
@@ -240,7 +245,8 @@ fn multi_gpu_runs_on_the_two_host_devices() {
     // Release builds judge xb against a launch + synchronize per phase; checked builds nothing.
     let target = if xbarrier::CHECKED { serde_json::Value::Null } else { "<= 1.00x launch + synchronize".into() };
     assert_eq!(rows[0]["target"], target, "{json}");
-    assert!(stderr.contains("4 measured, 0 wrong, 0 failed, 0 skipped"), "{stderr}");
+    assert_eq!(rows[2]["target"], serde_json::Value::Null, "system memory is a figure, not judged: {json}");
+    assert!(stderr.contains("5 measured, 0 wrong, 0 failed, 0 skipped"), "{stderr}");
     let line = "[bench] multi-gpu 2 devices x 2 blocks x 4 threads stream events: ";
     assert!(stderr.contains(line), "no progress line {line}: {stderr}");
 
@@ -252,9 +258,9 @@ fn multi_gpu_runs_on_the_two_host_devices() {
         .unwrap_or_else(|e| panic!("could not run xbar: {e}"));
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("0 measured, 0 wrong, 0 failed, 4 skipped"), "{stdout}");
+    assert!(stdout.contains("0 measured, 0 wrong, 0 failed, 5 skipped"), "{stdout}");
     let skipped = stdout
         .lines()
         .filter(|l| l.starts_with("multi-gpu") && l.contains("skipped: needs two devices; the host backend has 1"));
-    assert_eq!(skipped.count(), 4, "{stdout}");
+    assert_eq!(skipped.count(), MULTI_GPU.len(), "{stdout}");
 }
