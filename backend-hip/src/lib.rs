@@ -696,7 +696,7 @@ impl Backend for Hip {
                     if api.hipHostFree.is_some() && api.hipHostGetDevicePointer.is_some() =>
                 {
                     // SAFETY: `ptr` is a valid out-pointer.
-                    let code = unsafe { host_malloc(&mut ptr, size, sys::HIP_HOST_MALLOC_MAPPED_COHERENT) };
+                    let code = unsafe { host_malloc(&mut ptr, size, sys::HIP_HOST_MALLOC_SHARED) };
                     ("hipHostMalloc", true, code)
                 }
                 (_, true, _, Some(managed)) => {

@@ -40,9 +40,9 @@ pub(crate) const HIP_ERROR_PEER_ACCESS_ALREADY_ENABLED: HipError = 704;
 pub(crate) const HIP_MEMCPY_HOST_TO_DEVICE: c_int = 1;
 pub(crate) const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
 pub(crate) const HIP_MEMCPY_DEVICE_TO_DEVICE: c_int = 3;
-/// `hipHostMallocMapped | hipHostMallocCoherent`: pinned host memory the device maps,
-/// fine-grained (device atomics reach the CPU's copy).
-pub(crate) const HIP_HOST_MALLOC_MAPPED_COHERENT: std::ffi::c_uint = 0x2 | 0x4000_0000;
+/// `hipHostMallocPortable | hipHostMallocMapped | hipHostMallocCoherent`: pinned host memory
+/// every device maps, fine-grained (device atomics reach the CPU's copy).
+pub(crate) const HIP_HOST_MALLOC_SHARED: std::ffi::c_uint = 0x1 | 0x2 | 0x4000_0000;
 /// `hipMemAttachGlobal`: managed memory any stream may access.
 pub(crate) const HIP_MEM_ATTACH_GLOBAL: std::ffi::c_uint = 0x1;
 /// `hipDevP2PAttrNativeAtomicSupported`, the third entry of `hipDeviceP2PAttr`

@@ -12,8 +12,9 @@
  * memory its kernels may use. hipDeviceEnablePeerAccess(peer, 0) adds `peer` to the current
  * device's set (one way); it answers hipErrorPeerAccessAlreadyEnabled the second time and
  * hipErrorInvalidDevice where hipDeviceCanAccessPeer answers 0, for the device itself too.
- * The `add` kernel touches memory of its stream's device or of one in that device's set,
- * else its launch fails with hipErrorIllegalAddress. hipDeviceGetP2PAttribute answers
+ * The `add` kernel touches memory of its stream's device or of one in that device's set, or
+ * pinned host memory (hipHostMalloc maps it into every device), else its launch fails with
+ * hipErrorIllegalAddress. hipDeviceGetP2PAttribute answers
  * PerformanceRank 0, AccessSupported, NativeAtomicSupported, HipArrayAccessSupported, and
  * refuses one device as both ends (hipErrorInvalidDevice). Built with
  * -DXBAR_FAKE_HIP_NO_P2P, it lacks the three entry points.
@@ -188,7 +189,7 @@ hipError_t hipFree(void* ptr) { return ptr ? release(ptr, 0) : hipSuccess; }
  * atomics) and managed memory, both handed out as hipMalloc's; pinned memory is told apart
  * so that freeing it with the wrong call shows. */
 hipError_t hipHostMalloc(void** ptr, size_t size, unsigned flags) {
-  if (!(flags & 0x2) || !(flags & 0x40000000)) return hipErrorInvalidValue; /* mapped, coherent */
+  if (!(flags & 0x1) || !(flags & 0x2) || !(flags & 0x40000000)) return hipErrorInvalidValue; /* portable, mapped, coherent */
   return allocate(ptr, size, 1);
 }
 hipError_t hipHostFree(void* ptr) { return release(ptr, 1); }
@@ -392,7 +393,7 @@ static hipError_t run(void* function, unsigned gx, unsigned gy, unsigned gz, uns
       uint32_t n = *(uint32_t*)params[1];
       float add = *(float*)params[2];
       struct allocation* a = holding(data, (size_t)n * sizeof(float));
-      if (!a || !reaches(s->device, a->device)) return hipErrorIllegalAddress;
+      if (!a || (!a->pinned && !reaches(s->device, a->device))) return hipErrorIllegalAddress;
       for (uint32_t i = 0; i < n; i++) data[i] += add;
       return hipSuccess;
     }

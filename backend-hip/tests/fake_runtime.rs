@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use xbarrier_api::{
     Backend, BackendKind, BarrierOp, Device, Error, FaultKind, KernelArg, KernelBundle, Launch, LaunchArg,
-    LaunchConfig, Variant,
+    LaunchConfig, PeerPlacement, Variant,
 };
 use xbarrier_backend_hip::{Hip, HipDevice, WallClock};
 
@@ -477,8 +477,10 @@ fn peer_memory_reaches_kernels_of_another_device() {
 }
 
 /// Where the devices cannot reach each other's memory, or reach it without native atomics,
-/// or the runtime lacks the peer access entry points, `alloc_peer` is `Unsupported` naming
-/// what is missing, before it allocates anything or enables peer access.
+/// or the runtime lacks the peer access entry points, device memory is `Unsupported` naming
+/// what is missing, before anything is allocated or peer access enabled; `alloc_peer` then
+/// places the memory in pinned host memory (this runtime reports native atomics with the
+/// host on every device), which kernels of both devices use.
 #[test]
 fn peer_memory_needs_a_path_with_native_atomics() {
     const NAME: &str = "peer_memory_needs_a_path_with_native_atomics";
@@ -496,7 +498,7 @@ fn peer_memory_needs_a_path_with_native_atomics() {
         "no-atomics" => "hipDevP2PAttrNativeAtomicSupported is 0",
         _ => "libamdhip64.so lacks hipDeviceCanAccessPeer, hipDeviceGetP2PAttribute, hipDeviceEnablePeerAccess",
     };
-    match device.alloc_peer::<f32>(64, &[&other]) {
+    match device.alloc_peer_in::<f32>(PeerPlacement::DeviceMemory, 64, &[&other]) {
         Err(Error::Unsupported { backend: BackendKind::Hip, what: "memory shared between devices", reason }) => {
             assert!(reason.contains(named), "{reason}")
         }
@@ -515,6 +517,23 @@ fn peer_memory_needs_a_path_with_native_atomics() {
         "no-atomics" => assert_eq!(calls(c"hipDeviceGetP2PAttribute"), 1),
         _ => assert_eq!(calls(c"hipDeviceCanAccessPeer"), 0),
     }
+
+    let enables = calls(c"hipDeviceEnablePeerAccess");
+    let mut shared = device.alloc_peer::<f32>(64, &[&other]).expect("alloc_peer in system memory");
+    assert_eq!((shared.placement(), shared.devices()), (PeerPlacement::SystemMemory, &[0, 1][..]));
+    assert_eq!(calls(c"hipDeviceEnablePeerAccess"), enables, "system memory needs no peer access");
+    shared.write_at(0, &[1.0; 64]).expect("write_at");
+    for (d, amount) in [(&other, 0.5f32), (&device, 2.0)] {
+        let add = fake_module(d).kernel("add").expect("add");
+        let stream = d.stream().expect("stream");
+        let args = [LaunchArg::peer(&shared), LaunchArg::from(64u32), LaunchArg::from(amount)];
+        // SAFETY: add(float* data, unsigned n, float f); the memory holds 64 floats.
+        unsafe { Launch::start(&stream, &add, &LaunchConfig::new(1, 64), &args) }
+            .expect("launch")
+            .wait()
+            .expect("wait");
+    }
+    assert_eq!(shared.download().expect("download"), [3.5; 64], "both devices' kernels added");
 }
 
 /// A peer that is the device itself (its ordinal opened twice) needs no peer path and no
