@@ -3,8 +3,8 @@
 //!
 //! The barrier is `xb::barrier<xb::thread_scope_system>` in the shared form (one protocol
 //! word that every participant's atomics update), placed in a [`PeerBuffer`]: the first
-//! device's memory, which the other devices reach as peers, or memory the system shares
-//! where they have no peer path with atomics. Kernels on every device run the same device
+//! device's memory, which the other devices reach as peers, or, on request, memory the
+//! system shares, for devices without a peer path with atomics. Kernels on every device run the same device
 //! code as for a barrier of system scope shared with host threads, and their atomics of
 //! system scope meet in one word.
 
@@ -20,14 +20,13 @@ use crate::SystemBarrierArg;
 /// parameter, on any of its devices); what a kernel writes before its arrival, in memory any
 /// of the devices reaches (a [`PeerBuffer`]), the others read after a wait for that phase.
 ///
-/// The barrier lives in the first device's memory where every other device has a peer path
-/// to it with native atomics (NVLink on NVIDIA; peer-to-peer PCIe or Infinity Fabric with
-/// atomics on AMD), and their kernels update it across the link. Without one, it lives in
-/// memory the system shares ([`PeerPlacement::SystemMemory`]: managed memory that migrates
-/// between the devices, or host memory where every device's link to the CPU has atomics),
-/// which is correct on any such link and much slower; [`placement`](Self::placement) says
-/// which, and [`new_in`](Self::new_in) insists on one. Where neither is possible,
-/// [`new`](Self::new) fails with [`Error::Unsupported`] naming what is missing. Host
+/// [`new`](Self::new) places the barrier in the first device's memory, which every other
+/// device must reach over a peer path with native atomics (NVLink on NVIDIA; peer-to-peer
+/// PCIe or Infinity Fabric with atomics on AMD), or it fails with [`Error::Unsupported`]
+/// naming what is missing. For devices without one, [`new_in`](Self::new_in) with
+/// [`PeerPlacement::SystemMemory`] places it in memory the system shares (managed memory
+/// that migrates between the devices, or host memory where every device's link to the CPU
+/// has atomics): correct without a peer path, and much slower. Host
 /// threads do not take part ([`crate::SystemBarrier`] is the one for host threads). Each
 /// device's kernels that take part must all run at once: a cooperative launch per device,
 /// on a stream of that device.
@@ -61,8 +60,7 @@ use crate::SystemBarrierArg;
 ///         .collect();
 ///     sides.into_iter().try_for_each(|side| side.join().expect("no panic"))
 /// })?;
-/// // The CPU backend's devices share one address space, so a peer path is always there;
-/// // memory the system shares is the placement of GPUs without one, and may be asked for.
+/// // GPUs without a peer path with atomics share a barrier in system memory instead.
 /// assert_eq!(barrier.placement(), PeerPlacement::DeviceMemory);
 /// let shared = PeerBarrier::new_in(PeerPlacement::SystemMemory, &[&devices[0], &devices[1]], 2)?;
 /// assert_eq!((shared.placement(), shared.devices()), (PeerPlacement::SystemMemory, &[0, 1][..]));
@@ -78,28 +76,29 @@ pub struct PeerBarrier<B: Backend> {
 
 impl<B: Backend> PeerBarrier<B> {
     /// A barrier expecting `expected` arrivals per phase from kernels on `devices`, in the
-    /// memory of `devices[0]`, which the others reach as peers, or, where one cannot, in
-    /// memory the system shares ([`Device::alloc_peer`] chooses). The same device may be
+    /// memory of `devices[0]`, which the others reach as peers
+    /// ([`new_in`](Self::new_in)`(PeerPlacement::DeviceMemory, ..)`). The same device may be
     /// named more than once (several streams of one GPU need no peer path).
     ///
     /// Errors: [`Error::InvalidArgument`] for no device or `expected` outside `1..=max()`;
-    /// [`Error::Unsupported`] where neither placement is possible (the message says which
-    /// property is missing for each), or this build has no host side to lay the barrier
-    /// out with (as [`crate::SystemBarrier::new`]).
+    /// [`Error::Unsupported`] where a device cannot reach the first one's memory with native
+    /// atomics (the message says which property is missing), or this build has no host
+    /// side to lay the barrier out with (as [`crate::SystemBarrier::new`]).
     pub fn new(devices: &[&Device<B>], expected: u64) -> Result<PeerBarrier<B>> {
-        Self::place("PeerBarrier::new", None, devices, expected)
+        Self::place("PeerBarrier::new", PeerPlacement::DeviceMemory, devices, expected)
     }
 
-    /// A barrier as [`new`](Self::new) makes, in `placement` only.
+    /// A barrier as [`new`](Self::new) makes, in `placement` ([`Device::alloc_peer_in`]).
     ///
-    /// Errors: as [`new`](Self::new), for that placement alone.
+    /// Errors: as [`new`](Self::new); in [`PeerPlacement::SystemMemory`],
+    /// [`Error::Unsupported`] names the device property each device lacks.
     pub fn new_in(placement: PeerPlacement, devices: &[&Device<B>], expected: u64) -> Result<PeerBarrier<B>> {
-        Self::place("PeerBarrier::new_in", Some(placement), devices, expected)
+        Self::place("PeerBarrier::new_in", placement, devices, expected)
     }
 
     fn place(
         call: &'static str,
-        placement: Option<PeerPlacement>,
+        placement: PeerPlacement,
         devices: &[&Device<B>],
         expected: u64,
     ) -> Result<PeerBarrier<B>> {
@@ -110,10 +109,7 @@ impl<B: Backend> PeerBarrier<B> {
             Error::Unsupported { backend, reason, .. } => Error::Unsupported { backend, what: "PeerBarrier", reason },
             e => e,
         })?;
-        let mut memory = match placement {
-            Some(placement) => first.alloc_peer_in::<u64>(placement, object.words.len(), peers)?,
-            None => first.alloc_peer::<u64>(object.words.len(), peers)?,
-        };
+        let mut memory = first.alloc_peer_in::<u64>(placement, object.words.len(), peers)?;
         memory.write_at(0, &object.words)?;
         Ok(PeerBarrier { memory, checked: object.checked, max: object.max, expected })
     }

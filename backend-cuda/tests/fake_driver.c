@@ -40,12 +40,14 @@
  *         does, and the context stays broken.
  *   A kernel's error (a pointer outside its context's memory: CUDA_ERROR_ILLEGAL_ADDRESS,
  *   the watchdog) is sticky: every later call of the context returns it.
- * - Lazy loading (the driver's default since CUDA 12.2): a module's kernels start unloaded,
- *   and the first launch of an unloaded kernel loads it, which first waits for all work of
- *   its context, other streams' included (loading may synchronize the context, so a kernel
- *   that waits for one not yet loaded never ends). cuModuleGetFunctionCount,
- *   cuModuleEnumerateFunctions (in the order of the image) and cuFuncLoad (no wait) load
- *   them ahead; cuFuncIsLoaded answers either state.
+ * - Lazy loading (the driver's default on Linux since CUDA 12.2): a module's kernels start
+ *   unloaded, and the first launch of an unloaded kernel loads it, which first waits for all
+ *   work of its context, other streams' included (loading may synchronize the context, so a
+ *   kernel that waits for one not yet loaded never ends). The driver may load at
+ *   cuModuleGetFunction already; loading at the launch is the stricter model, as a lookup
+ *   made early does not help. cuFuncLoad loads a kernel ahead without waiting;
+ *   cuModuleGetFunctionCount and cuModuleEnumerateFunctions (in the order of the image)
+ *   list the kernels to load; cuFuncIsLoaded answers either state.
  * - Dynamic shared memory: up to 48 KiB less the kernel's static shared memory, or what
  *   cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) set last;
  *   cooperative launches need the device attribute and at most 32 resident blocks per SM

@@ -1181,14 +1181,15 @@ fn peer_memory_needs_a_path_with_native_atomics() {
     assert!(logged("cuMemAlloc").is_empty(), "nothing was allocated: {}", log());
 }
 
-/// Without a peer path with native atomics, `alloc_peer` places the memory where the
-/// system shares it with every device: managed memory where both devices access it
-/// concurrently, pinned host memory (mapped into every context) where both links to the CPU
-/// have native atomics. Kernels on both devices use it; `alloc_peer_in` insists on a
-/// placement; where neither is possible the error names what each one lacks.
+/// Without a peer path with native atomics, `alloc_peer` (device memory) is refused with a
+/// hint, and `alloc_peer_in(SystemMemory)` places the memory where the system shares it with
+/// every device: managed memory where both devices access managed memory concurrently with
+/// the CPU, pinned host memory (mapped into every context) where both links to the CPU have
+/// native atomics. Kernels on both devices use it. Where neither is possible the error
+/// names what each device lacks.
 #[test]
-fn peer_memory_falls_back_to_memory_the_system_shares() {
-    const NAME: &str = "peer_memory_falls_back_to_memory_the_system_shares";
+fn peer_memory_in_memory_the_system_shares() {
+    const NAME: &str = "peer_memory_in_memory_the_system_shares";
     if !in_child() {
         for (link, shared) in [("no-atomics", "managed"), ("none", "pinned"), ("none", "neither")] {
             let settings = match shared {
@@ -1204,13 +1205,21 @@ fn peer_memory_falls_back_to_memory_the_system_shares() {
     }
     let shared = std::env::var("XBAR_EXPECT_SHARED").expect("the parent says what the system shares");
     let (device, other) = (open(0), open(1));
+    match device.alloc_peer::<f32>(64, &[&other]) {
+        Err(Error::Unsupported { what: "memory shared between devices", reason, backend: BackendKind::Cuda }) => {
+            assert!(reason.contains("PeerPlacement::SystemMemory needs no peer path"), "no hint: {reason}")
+        }
+        other => panic!("device memory needs a peer path with atomics: {:?}", other.map(|b| b.placement())),
+    }
     if shared == "neither" {
-        match device.alloc_peer::<f32>(64, &[&other]) {
-            Err(Error::Unsupported { reason, .. }) => {
+        match device.alloc_peer_in::<f32>(PeerPlacement::SystemMemory, 64, &[&other]) {
+            Err(Error::Unsupported {
+                what: "system memory shared between devices",
+                reason,
+                backend: BackendKind::Cuda,
+            }) => {
                 for named in [
-                    "no peer path: cuDeviceCanAccessPeer reports no peer path",
-                    "nor memory the system shares",
-                    "HOST_NATIVE_ATOMIC_SUPPORTED is missing on device 1 (Fake NVIDIA A30, sm_80), \
+                    "CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED is missing on device 1 (Fake NVIDIA A30, sm_80), \
                      CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS on device 1 (Fake NVIDIA A30, sm_80);",
                 ] {
                     assert!(reason.contains(named), "{named:?} not in: {reason}");
@@ -1222,11 +1231,7 @@ fn peer_memory_falls_back_to_memory_the_system_shares() {
         assert!(logged("cuMem").iter().all(|l| !l.contains("Alloc")), "nothing was allocated: {}", log());
         return;
     }
-    match device.alloc_peer_in::<f32>(PeerPlacement::DeviceMemory, 64, &[&other]) {
-        Err(Error::Unsupported { what: "memory shared between devices", .. }) => {}
-        other => panic!("device memory needs a peer path with atomics: {:?}", other.map(|b| b.placement())),
-    }
-    let mut memory = device.alloc_peer::<f32>(64, &[&other]).expect("alloc_peer");
+    let mut memory = device.alloc_peer_in::<f32>(PeerPlacement::SystemMemory, 64, &[&other]).expect("alloc_peer_in");
     assert_eq!((memory.placement(), memory.devices()), (PeerPlacement::SystemMemory, &[0, 1][..]));
     let call = if shared == "managed" { "cuMemAllocManaged device 0" } else { "cuMemHostAlloc device 0" };
     assert_eq!(logged(call).len(), 1, "{}", log());

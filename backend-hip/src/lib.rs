@@ -674,12 +674,12 @@ impl Backend for Hip {
         let api = device.api;
         device.select()?;
         let size = bytes.max(1);
-        // The ordinals of the devices that lack `property`.
+        // The devices (ordinal, name) that lack `property`.
         let lacking = |property| -> Result<Vec<String>> {
             let mut lacking = Vec::new();
             for d in std::iter::once(device).chain(peers.iter().copied()) {
                 if attribute(api, d.ordinal, property)? == 0 {
-                    lacking.push(format!("device {}", d.ordinal));
+                    lacking.push(format!("device {} ({}, {})", d.ordinal, d.info.name, d.info.arch));
                 }
             }
             Ok(lacking)

@@ -195,7 +195,8 @@ fn scenario() {
     assert!(matches!(Hip::alloc(&device, 1 << 41), Err(Error::OutOfMemory { .. })));
 
     // Memory shared with host threads: this runtime reports native host atomics, so it is
-    // pinned host memory (hipHostMalloc, mapped and coherent), zeroed, freed by hipHostFree.
+    // pinned host memory (hipHostMalloc, portable, mapped and coherent), zeroed, freed by
+    // hipHostFree.
     let shared = Hip::alloc_system(&device, &[], 64).unwrap();
     // SAFETY: the address of 64 live bytes of host memory.
     let bytes = unsafe { std::slice::from_raw_parts(Hip::address(&shared) as *const u8, 64) };
@@ -478,9 +479,9 @@ fn peer_memory_reaches_kernels_of_another_device() {
 
 /// Where the devices cannot reach each other's memory, or reach it without native atomics,
 /// or the runtime lacks the peer access entry points, device memory is `Unsupported` naming
-/// what is missing, before anything is allocated or peer access enabled; `alloc_peer` then
-/// places the memory in pinned host memory (this runtime reports native atomics with the
-/// host on every device), which kernels of both devices use.
+/// what is missing, before anything is allocated or peer access enabled; system memory
+/// (`alloc_peer_in`) is pinned host memory there (this runtime reports native atomics with
+/// the host on every device), which kernels of both devices use.
 #[test]
 fn peer_memory_needs_a_path_with_native_atomics() {
     const NAME: &str = "peer_memory_needs_a_path_with_native_atomics";
@@ -498,7 +499,7 @@ fn peer_memory_needs_a_path_with_native_atomics() {
         "no-atomics" => "hipDevP2PAttrNativeAtomicSupported is 0",
         _ => "libamdhip64.so lacks hipDeviceCanAccessPeer, hipDeviceGetP2PAttribute, hipDeviceEnablePeerAccess",
     };
-    match device.alloc_peer_in::<f32>(PeerPlacement::DeviceMemory, 64, &[&other]) {
+    match device.alloc_peer::<f32>(64, &[&other]) {
         Err(Error::Unsupported { backend: BackendKind::Hip, what: "memory shared between devices", reason }) => {
             assert!(reason.contains(named), "{reason}")
         }
@@ -519,7 +520,7 @@ fn peer_memory_needs_a_path_with_native_atomics() {
     }
 
     let enables = calls(c"hipDeviceEnablePeerAccess");
-    let mut shared = device.alloc_peer::<f32>(64, &[&other]).expect("alloc_peer in system memory");
+    let mut shared = device.alloc_peer_in::<f32>(PeerPlacement::SystemMemory, 64, &[&other]).expect("alloc_peer_in");
     assert_eq!((shared.placement(), shared.devices()), (PeerPlacement::SystemMemory, &[0, 1][..]));
     assert_eq!(calls(c"hipDeviceEnablePeerAccess"), enables, "system memory needs no peer access");
     shared.write_at(0, &[1.0; 64]).expect("write_at");

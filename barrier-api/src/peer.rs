@@ -8,24 +8,23 @@ use crate::tracking::InFlight;
 use crate::{Backend, Buffer, Device, DeviceCopy, Error, KernelArg, Result};
 
 /// Where a [`PeerBuffer`] lies, which decides what its devices need between them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PeerPlacement {
     /// In the first device's memory, which the others reach over a peer path with native
     /// atomics (NVLink; PCIe peer-to-peer or Infinity Fabric with atomics): every access from
-    /// another device crosses the link once.
+    /// another device crosses the link once. The default.
     DeviceMemory,
-    /// In memory every device shares with host threads ([`Backend::alloc_system`]): managed
-    /// memory, which migrates to whichever device touches it, or host memory where every
-    /// device's link to the CPU has native atomics. No peer path is needed; an access from
-    /// another device than the last one moves a page (or goes to host memory), so a barrier
-    /// here is much slower than in device memory.
+    /// In the memory that [`Backend::alloc_system`] gives for all the devices, as for a
+    /// [`SystemBuffer`](crate::SystemBuffer): pinned host memory mapped into every device,
+    /// where every device's link to the CPU has native atomics; else managed memory, which
+    /// migrates to whichever device touches it, where every device accesses managed memory
+    /// concurrently with the CPU. No peer path is needed; an access from another device than
+    /// the last one moves a page (or goes to host memory), so a barrier here is much slower
+    /// than in device memory. Only on request.
     SystemMemory,
 }
 
 impl PeerPlacement {
-    /// Both placements, the faster first.
-    pub const ALL: [PeerPlacement; 2] = [PeerPlacement::DeviceMemory, PeerPlacement::SystemMemory];
-
     /// Its name in reports: `device memory` or `system memory`.
     pub fn name(self) -> &'static str {
         match self {
@@ -37,8 +36,8 @@ impl PeerPlacement {
 
 /// `len` elements of `T` that kernels of one device and of its peers
 /// ([`Device::alloc_peer`]) use at the same time, with atomics of system scope that all of
-/// them agree on: in that device's memory, reached by the peers, or in memory the system
-/// shares ([`PeerPlacement`]).
+/// them agree on: in that device's memory, reached by the peers, or, on request, in memory
+/// the system shares ([`PeerPlacement`]).
 ///
 /// A launch on any of those devices takes it (typed launchers take `&PeerBuffer` wherever
 /// they take a buffer); launches on different streams that use it are not ordered against
@@ -53,7 +52,7 @@ impl PeerPlacement {
 /// let (first, second) = (Device::<xbarrier::Host>::open(0)?, Device::<xbarrier::Host>::open(1)?);
 /// let mut words = first.alloc_peer::<u32>(4, &[&second])?;
 /// assert_eq!((words.device_ordinal(), words.reaches(1), words.reaches(2)), (0, true, false));
-/// assert_eq!(words.placement(), PeerPlacement::DeviceMemory, "a peer path, so device memory");
+/// assert_eq!(words.placement(), PeerPlacement::DeviceMemory);
 /// words.write_at(1, &[7, 8])?;
 /// assert_eq!(words.download()?, [0, 7, 8, 0]);
 /// let shared = first.alloc_peer_in::<u32>(PeerPlacement::SystemMemory, 4, &[&second])?;
@@ -74,35 +73,26 @@ pub struct PeerBuffer<B: Backend, T: DeviceCopy> {
 }
 
 impl<B: Backend> Device<B> {
-    /// A zero-filled [`PeerBuffer`] of `len` elements that kernels on this device and on
-    /// `peers` use: in this device's memory where each peer has a path to it with native
-    /// atomics ([`Backend::enable_peer_access`]), else in memory the system shares
-    /// ([`PeerPlacement::SystemMemory`]; [`PeerBuffer::placement`] says which). A peer may be
-    /// this device itself (the same ordinal opened twice), which needs no peer path.
+    /// A zero-filled [`PeerBuffer`] of `len` elements in this device's memory, which kernels
+    /// on `peers` use too: the backend lets each peer reach it
+    /// ([`Backend::enable_peer_access`]). A peer may be this device itself (the same ordinal
+    /// opened twice), which needs no peer path. It is
+    /// [`alloc_peer_in`](Self::alloc_peer_in)`(PeerPlacement::DeviceMemory, ..)`; devices
+    /// without a peer path with atomics can share memory in
+    /// [`PeerPlacement::SystemMemory`] instead, much slower, which is never chosen for them.
     ///
-    /// Errors: [`Error::Unsupported`] naming what is missing for either placement (a peer
-    /// of another backend cannot be named), [`Error::InvalidArgument`] when `len` elements
-    /// overflow `usize` bytes, [`Error::OutOfMemory`].
+    /// Errors: [`Error::Unsupported`] naming the missing path (two GPUs without peer access
+    /// between them, or without native atomics over it), [`Error::InvalidArgument`] when
+    /// `len` elements overflow `usize` bytes, [`Error::OutOfMemory`].
     pub fn alloc_peer<T: DeviceCopy>(&self, len: usize, peers: &[&Device<B>]) -> Result<PeerBuffer<B, T>> {
-        match self.alloc_peer_in(PeerPlacement::DeviceMemory, len, peers) {
-            Err(Error::Unsupported { backend, what, reason: no_path }) => {
-                self.alloc_peer_in(PeerPlacement::SystemMemory, len, peers).map_err(|e| match e {
-                    Error::Unsupported { reason: no_system, .. } => Error::Unsupported {
-                        backend,
-                        what,
-                        reason: format!("no peer path: {no_path}; nor memory the system shares: {no_system}"),
-                    },
-                    e => e,
-                })
-            }
-            placed => placed,
-        }
+        self.alloc_peer_in(PeerPlacement::DeviceMemory, len, peers)
     }
 
     /// A zero-filled [`PeerBuffer`] of `len` elements in `placement`, for kernels on this
     /// device and on `peers`.
     ///
-    /// Errors: as [`alloc_peer`](Self::alloc_peer), for that placement alone.
+    /// Errors: as [`alloc_peer`](Self::alloc_peer); in [`PeerPlacement::SystemMemory`],
+    /// [`Error::Unsupported`] names the device property each device lacks.
     pub fn alloc_peer_in<T: DeviceCopy>(
         &self,
         placement: PeerPlacement,
@@ -117,13 +107,26 @@ impl<B: Backend> Device<B> {
         let buffer = match placement {
             PeerPlacement::DeviceMemory => {
                 for peer in peers {
-                    B::enable_peer_access(self.raw(), peer.raw())?;
+                    B::enable_peer_access(self.raw(), peer.raw()).map_err(|e| match e {
+                        Error::Unsupported { backend, what, reason } => Error::Unsupported {
+                            backend,
+                            what,
+                            reason: format!("{reason} (PeerPlacement::SystemMemory needs no peer path, at a far higher cost per access: Device::alloc_peer_in, PeerBarrier::new_in)"),
+                        },
+                        e => e,
+                    })?;
                 }
                 self.alloc::<T>(len)?
             }
             PeerPlacement::SystemMemory => {
                 let raw: Vec<&B::Device> = peers.iter().map(|p| p.raw()).collect();
-                self.buffer_of(B::alloc_system(self.raw(), &raw, bytes.max(1))?, len)
+                let memory = B::alloc_system(self.raw(), &raw, bytes).map_err(|e| match e {
+                    Error::Unsupported { backend, reason, .. } => {
+                        Error::Unsupported { backend, what: "system memory shared between devices", reason }
+                    }
+                    e => e,
+                })?;
+                self.buffer_of(memory, len)
             }
         };
         let mut reach = vec![self.info().ordinal];

@@ -7,7 +7,6 @@
 //! case that needs more devices than the backend has (the `multi_gpu_*` cases) is reported
 //! ignored with the count, unless `XBAR_REQUIRE_MULTI_GPU=1`.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use libtest_mimic::Trial;
@@ -107,10 +106,16 @@ fn skip_reason<B: Backend>(case: &Case<B>, ctx: &Ctx<B>) -> Option<String> {
 /// Other errors are left to the case. Asked once per backend, device count and placement:
 /// every case and variant shares the answer.
 fn missing_shared_memory<B: Backend>(ctx: &Ctx<B>, devices: usize, placement: PeerPlacement) -> Option<String> {
-    type Answers = BTreeMap<(BackendKind, usize, PeerPlacement), Option<String>>;
-    static ANSWERS: Mutex<Answers> = Mutex::new(BTreeMap::new());
+    type Answers = Vec<((BackendKind, usize, PeerPlacement), Option<String>)>;
+    static ANSWERS: Mutex<Answers> = Mutex::new(Vec::new());
     let mut answers = ANSWERS.lock().unwrap_or_else(PoisonError::into_inner);
-    answers.entry((B::KIND, devices, placement)).or_insert_with(|| probe_shared_memory(ctx, devices, placement)).clone()
+    let key = (B::KIND, devices, placement);
+    if let Some((_, answer)) = answers.iter().find(|(k, _)| *k == key) {
+        return answer.clone();
+    }
+    let answer = probe_shared_memory(ctx, devices, placement);
+    answers.push((key, answer.clone()));
+    answer
 }
 
 fn probe_shared_memory<B: Backend>(ctx: &Ctx<B>, devices: usize, placement: PeerPlacement) -> Option<String> {
