@@ -47,7 +47,7 @@
  *   cuModuleGetFunction already; loading at the launch is the stricter model, as a lookup
  *   made early does not help. cuFuncLoad loads a kernel ahead without waiting;
  *   cuModuleGetFunctionCount and cuModuleEnumerateFunctions (in the order of the image)
- *   list the kernels to load; cuFuncIsLoaded answers either state.
+ *   list the kernels to load.
  * - Dynamic shared memory: up to 48 KiB less the kernel's static shared memory, or what
  *   cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) set last;
  *   cooperative launches need the device attribute and at most 32 resident blocks per SM
@@ -966,16 +966,6 @@ static CUresult func_load(struct function* function) {
   return CUDA_SUCCESS;
 }
 CUresult cuFuncLoad(struct function* function) { API(func_load(function)); }
-
-static CUresult func_is_loaded(int* state, struct function* function) {
-  NEED_INIT;
-  struct function* f = find(function, FUNCTION);
-  if (!f) return CUDA_ERROR_INVALID_HANDLE;
-  if (!state) return CUDA_ERROR_INVALID_VALUE;
-  *state = f->loaded; /* CU_FUNCTION_LOADING_STATE_UNLOADED 0, LOADED 1 */
-  return CUDA_SUCCESS;
-}
-CUresult cuFuncIsLoaded(int* state, struct function* function) { API(func_is_loaded(state, function)); }
 
 static CUresult get_global(CUdeviceptr* ptr, size_t* bytes, struct module* module, const char* name) {
   NEED_INIT;
