@@ -19,8 +19,9 @@ pub enum PeerPlacement {
     /// where every device's link to the CPU has native atomics; else managed memory, which
     /// migrates to whichever device touches it, where every device accesses managed memory
     /// concurrently with the CPU. No peer path is needed; an access from another device than
-    /// the last one moves a page (or goes to host memory), so a barrier here is much slower
-    /// than in device memory. Only on request.
+    /// the last one moves a page (or goes to host memory), so a barrier here is expected to
+    /// cost far more per phase than in device memory (not yet measured on GPUs). Only on
+    /// request.
     SystemMemory,
 }
 
@@ -79,7 +80,8 @@ impl<B: Backend> Device<B> {
     /// opened twice), which needs no peer path. It is
     /// [`alloc_peer_in`](Self::alloc_peer_in)`(PeerPlacement::DeviceMemory, ..)`; devices
     /// without a peer path with atomics can share memory in
-    /// [`PeerPlacement::SystemMemory`] instead, much slower, which is never chosen for them.
+    /// [`PeerPlacement::SystemMemory`] instead, at a higher cost, which is never chosen for
+    /// them.
     ///
     /// Errors: [`Error::Unsupported`] naming the missing path (two GPUs without peer access
     /// between them, or without native atomics over it), [`Error::InvalidArgument`] when
