@@ -4,8 +4,9 @@
 //! is missing ([`Error::LibraryNotFound`]) or it has no device ([`Error::NoDevice`]), and
 //! not even then with `XBAR_REQUIRE_GPU=1`. Any other error while setting up (a bundle that
 //! does not parse, a missing or broken image, a driver error) fails every case with it. A
-//! case that needs more devices than the backend has (the `multi_gpu_*` cases) is reported
-//! ignored with the count, unless `XBAR_REQUIRE_MULTI_GPU=1`.
+//! case that needs more devices than the backend has (the `multi_gpu_*` cases), or devices
+//! that cannot share memory in the case's placement, is reported ignored with the count or
+//! with what is missing, unless `XBAR_REQUIRE_MULTI_GPU=1`.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -78,8 +79,9 @@ fn variants_of<B: Backend>(bundle: &xbarrier::Result<KernelBundle>) -> Vec<Varia
 }
 
 /// Why a case cannot run on a module, if it cannot: misuse is reported only by checked code,
-/// and a case that needs more devices than the backend has cannot run (unless
-/// `XBAR_REQUIRE_MULTI_GPU=1`, where it runs and fails).
+/// and a case that needs more devices than the backend has, or devices that cannot share
+/// memory in its placement, cannot run (unless `XBAR_REQUIRE_MULTI_GPU=1`, where it runs and
+/// fails).
 fn skip_reason<B: Backend>(case: &Case<B>, ctx: &Ctx<B>) -> Option<String> {
     if case.suite == Suite::Misuse && !ctx.module.checked() {
         return Some(
